@@ -1,0 +1,92 @@
+"""Scheduler configuration: the subset of ``KubeSchedulerConfiguration`` gangsim models, plus the
+time constants SEMANTICS.md makes configurable. Pure data with upstream defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from gangsim.api.objects import DEFAULT_SCHEDULER
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SCORING_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+# Score plugin weights of the default profile (SEMANTICS §2.1, default_plugins.go).
+DEFAULT_SCORE_WEIGHTS: dict[str, int] = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "InterPodAffinity": 2,
+    "NodeResourcesBalancedAllocation": 1,
+}
+# Plugins gangsim knows by name but does not model, because traces carry nothing they act on:
+# PodTopologySpread (no spread constraints; system defaults need Services), ImageLocality (no
+# images on nodes), volume plugins (no volumes), NodePorts (host ports are rejected at load).
+KNOWN_UNMODELLED_PLUGINS = frozenset(
+    {
+        "PodTopologySpread",
+        "ImageLocality",
+        "NodePorts",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "DynamicResources",
+        "SchedulingGates",
+        "PrioritySort",
+        "DefaultBinder",
+    }
+)
+FILTER_PLUGINS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity")
+ALL_PLUGINS = frozenset(FILTER_PLUGINS) | frozenset(DEFAULT_SCORE_WEIGHTS) | {"DefaultPreemption", "GangScheduling"}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
+    # RequestedToCapacityRatio shape: (utilization 0..100, score 0..10), increasing utilization.
+    shape: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    scheduler_name: str = DEFAULT_SCHEDULER
+    percentage_of_nodes_to_score: int | None = None
+    score_weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_SCORE_WEIGHTS))
+    disabled_filters: frozenset[str] = frozenset()
+    scoring_strategy: ScoringStrategy = ScoringStrategy()
+    balanced_resources: tuple[tuple[str, int], ...] = (("cpu", 1), ("memory", 1))
+    hard_pod_affinity_weight: int = 1
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+    preemption_enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    profiles: tuple[Profile, ...] = (Profile(),)
+    percentage_of_nodes_to_score: int = 0  # 0 = adaptive (SEMANTICS §2.2)
+    pod_initial_backoff_ms: int = 1_000
+    pod_max_backoff_ms: int = 10_000
+    backoff_window_ms: int = 1_000  # backoffQOrderingWindowDuration (SchedulerPopFromBackoffQ)
+    pop_from_backoff: bool = True
+    unschedulable_flush_interval_ms: int = 30_000
+    pod_max_in_unschedulable_ms: int = 300_000
+    # GangScheduling (v1.35 alpha Permit barrier): the group-shared Permit deadline.
+    permit_timeout_ms: int = 300_000
+    # KEP-4671 behaviours not in the shipped code (SEMANTICS §8.5), off by default.
+    partial_success: bool = False
+    requeue_leftovers_with_old_timestamp: bool = False
+    # KEP-5598 opportunistic batching: a speed knob that never changes a placement.
+    opportunistic_batching: bool = True
+
+    def profile(self, scheduler_name: str) -> Profile | None:
+        for p in self.profiles:
+            if p.scheduler_name == scheduler_name:
+                return p
+        return None
+
+    def with_changes(self, **changes: object) -> "SchedulerConfig":
+        return replace(self, **changes)

@@ -1,0 +1,64 @@
+"""Durations as gangsim reads them: ``90s``, ``5m``, ``1h30m``, ``250ms`` or a plain number of
+seconds. The engine works in integer milliseconds so that ties are exact."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+_UNITS_MS = {"ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000), "h": Fraction(3_600_000), "d": Fraction(86_400_000)}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+
+
+class DurationError(ValueError):
+    pass
+
+
+def parse_duration_ms(value: object) -> int:
+    """Parse a duration into whole milliseconds (rounded to the nearest ms)."""
+    if isinstance(value, bool):
+        raise DurationError("durations must be like 90s, 5m, 1h30m or a number of seconds")
+    if isinstance(value, (int, float)):
+        if value != value or value < 0 or value in (float("inf"),):
+            raise DurationError("durations must be finite and not negative")
+        return round(Fraction(repr(value) if isinstance(value, float) else value) * 1000)
+    if not isinstance(value, str):
+        raise DurationError("durations must be like 90s, 5m, 1h30m or a number of seconds")
+    text = value.strip()
+    if not text:
+        raise DurationError("empty duration")
+    try:
+        seconds = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        pass
+    else:
+        if seconds < 0:
+            raise DurationError("durations must not be negative")
+        return round(seconds * 1000)
+    pos = 0
+    total = Fraction(0)
+    for match in _PART.finditer(text):
+        if match.start() != pos:
+            break
+        total += Fraction(match[1]) * _UNITS_MS[match[2]]
+        pos = match.end()
+    if pos != len(text) or pos == 0:
+        raise DurationError("durations must be like 90s, 5m, 1h30m or a number of seconds")
+    return round(total)
+
+
+def format_duration_ms(ms: int) -> str:
+    """Short human form: ``1h30m``, ``45s``, ``250ms``."""
+    if ms % 1000:
+        return f"{ms}ms" if ms < 1000 else f"{ms / 1000:g}s"
+    s = ms // 1000
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    out = ""
+    if h:
+        out += f"{h}h"
+    if m:
+        out += f"{m}m"
+    if sec or not out:
+        out += f"{sec}s"
+    return out

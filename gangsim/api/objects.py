@@ -1,0 +1,342 @@
+"""The Kubernetes objects gangsim models, already decoded and defaulted.
+
+Frozen, slotted dataclasses: one value per object version. Resource amounts are canonical ints
+(see ``quantity``), times are integer milliseconds. ``Source`` remembers where an object was
+written so that later errors (and ``validate``) can point at the file and line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from gangsim.api.selectors import LabelSelector, NodeSelectorTerm, Requirement
+
+Resources = dict[str, int]
+
+DEFAULT_SCHEDULER = "default-scheduler"
+DEFAULT_TERMINATION_GRACE_MS = 30_000
+DEFAULT_RENDEZVOUS_TIMEOUT_MS = 30 * 60_000
+DEFAULT_NODE_PODS = 110
+# Pod scheduling defaults used by scoring for containers that do not request cpu / memory
+# (kube-scheduler ``schedutil.DefaultMilliCPURequest`` / ``DefaultMemoryRequest``).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+
+
+class PreemptionPolicy(StrEnum):
+    PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+    NEVER = "Never"
+
+
+class PolicyKind(StrEnum):
+    BASIC = "basic"
+    GANG = "gang"
+
+
+class DisruptionMode(StrEnum):
+    SINGLE = "single"
+    ALL = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    file: str
+    line: int | None = None
+    doc: int = 0
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+NO_SOURCE = Source("<builtin>")
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str  # NoSchedule | PreferNoSchedule | NoExecute
+
+    def __str__(self) -> str:
+        return f"{{{self.key}: {self.value}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal | Exists
+    value: str = ""
+    effect: str = ""  # "" tolerates every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``v1.Toleration.ToleratesTaint``."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value  # Equal (an empty key with Equal is rejected at load)
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredSchedulingTerm:
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    label_selector: LabelSelector | None
+    namespaces: tuple[str, ...]
+    namespace_selector: LabelSelector | None
+    topology_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class Affinity:
+    node_required: tuple[NodeSelectorTerm, ...] | None = None
+    node_preferred: tuple[PreferredSchedulingTerm, ...] = ()
+    pod_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    pod_anti_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+    @property
+    def has_pod_affinity(self) -> bool:
+        return bool(
+            self.pod_affinity_required
+            or self.pod_affinity_preferred
+            or self.pod_anti_affinity_required
+            or self.pod_anti_affinity_preferred
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: dict[str, str]
+    allocatable: Resources
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    pool: str | None = None
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class NodePool:
+    """gangsim's own kind: ``spec.count`` identical nodes named ``<pool>-<i>``."""
+
+    name: str
+    count: int
+    template: Node
+    source: Source = NO_SOURCE
+
+    def node_name(self, index: int) -> str:
+        return f"{self.name}-{index}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodSpec:
+    """What scheduling and the job model need of a pod (or a pod template)."""
+
+    requests: Resources
+    # cpu / memory requests with kube-scheduler's non-zero defaults for missing container
+    # requests: used only by scoring (NodeResourcesFit LeastAllocated et al.).
+    nonzero_milli_cpu: int = DEFAULT_MILLI_CPU_REQUEST
+    nonzero_memory: int = DEFAULT_MEMORY_REQUEST
+    labels: dict[str, str] = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    priority_class_name: str = ""
+    priority: int = 0
+    preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
+    scheduler_name: str = DEFAULT_SCHEDULER
+    node_name: str = ""
+    scheduling_group: str = ""  # spec.schedulingGroup.podGroupName
+    scheduling_gates: tuple[str, ...] = ()
+    termination_grace_ms: int = DEFAULT_TERMINATION_GRACE_MS
+    duration_ms: int | None = None
+    checkpoint_interval_ms: int | None = None
+    rendezvous_timeout_ms: int | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.requests.get("nvidia.com/gpu", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    spec: PodSpec
+    job: str = ""  # owning Job name (same namespace), "" for bare pods
+    index: int | None = None  # Job completion index
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """batch/v1 Job: ``parallelism`` pods ``<job>-<index>`` from ``template``."""
+
+    namespace: str
+    name: str
+    parallelism: int
+    template: PodSpec
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def pod_name(self, index: int) -> str:
+        return f"{self.name}-{index}"
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    namespace: str
+    name: str
+    selector: LabelSelector | None
+    min_available: int | str | None = None  # int or "NN%"
+    max_unavailable: int | str | None = None
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupPolicy:
+    """The parts a PodGroupTemplate and a PodGroup share (copied, not referenced)."""
+
+    kind: PolicyKind = PolicyKind.GANG
+    min_count: int = 1
+    disruption_mode: DisruptionMode = DisruptionMode.SINGLE
+    priority_class_name: str = ""
+    priority: int | None = None
+    preemption_policy: PreemptionPolicy | None = None
+    topology_keys: tuple[str, ...] = ()
+
+    @property
+    def effective_min_count(self) -> int:
+        """PlacementFeasible's minCount: ``gang.minCount``, or 1 for ``basic``."""
+        return self.min_count if self.kind is PolicyKind.GANG else 1
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupTemplate:
+    name: str
+    policy: PodGroupPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    namespace: str
+    name: str
+    templates: tuple[PodGroupTemplate, ...]
+    controller_ref: tuple[str, str, str] | None = None  # (apiGroup, kind, name)
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    namespace: str
+    name: str
+    policy: PodGroupPolicy
+    workload_ref: tuple[str, str] | None = None  # (workloadName, templateName)
+    rendezvous_timeout_ms: int | None = None
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def priority(self) -> int:
+        """``util.PodGroupPriority``: nil is treated as 0."""
+        return self.policy.priority or 0
+
+
+Object = Node | Pod | Job | PriorityClass | PodDisruptionBudget | PodGroup | Workload
+
+KIND_OF: dict[type, str] = {
+    Node: "Node",
+    Pod: "Pod",
+    Job: "Job",
+    PriorityClass: "PriorityClass",
+    PodDisruptionBudget: "PodDisruptionBudget",
+    PodGroup: "PodGroup",
+    Workload: "Workload",
+    NodePool: "NodePool",
+}
+
+NAMESPACED = frozenset({"Pod", "Job", "PodDisruptionBudget", "PodGroup", "Workload"})
+
+
+def object_ref(kind: str, namespace: str, name: str) -> str:
+    """How messages name an object: ``Pod ml/train-3``, ``Node gpu-7``."""
+    return f"{kind} {namespace}/{name}" if kind in NAMESPACED else f"{kind} {name}"
+
+
+__all__ = [
+    "Affinity",
+    "DisruptionMode",
+    "Job",
+    "LabelSelector",
+    "Node",
+    "NodePool",
+    "NodeSelectorTerm",
+    "Pod",
+    "PodAffinityTerm",
+    "PodDisruptionBudget",
+    "PodGroup",
+    "PodGroupPolicy",
+    "PodGroupTemplate",
+    "PodSpec",
+    "PolicyKind",
+    "PreemptionPolicy",
+    "PreferredSchedulingTerm",
+    "PriorityClass",
+    "Requirement",
+    "Source",
+    "Taint",
+    "Toleration",
+    "WeightedPodAffinityTerm",
+    "Workload",
+]

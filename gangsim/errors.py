@@ -1,0 +1,104 @@
+"""The one exception tree of gangsim.
+
+::
+
+    GangsimError                 base; str() is always one line
+    ├── InputError               a trace, config or command-line value is wrong (exit 2)
+    │                            carries file, line, object and field
+    └── UsageError               the command line is wrong (exit 2)
+
+Scheduling failures are never exceptions: they are ``Status`` values and event-log rows.
+Anything else that escapes is a bug (exit 3 with a traceback).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class GangsimError(Exception):
+    """Base class; ``str(err)`` is the one line shown to the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """An apimachinery-style field error: ``<field>: <type>: <detail>``."""
+
+    field: str
+    detail: str
+    type: str = "Invalid value"
+    value: object = None
+    has_value: bool = False
+
+    def __str__(self) -> str:
+        if self.has_value:
+            return f"{self.field}: {self.type}: {_render_value(self.value)}: {self.detail}"
+        if self.detail:
+            return f"{self.field}: {self.type}: {self.detail}" if self.type else f"{self.field}: {self.detail}"
+        return f"{self.field}: {self.type}"
+
+
+def _render_value(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def invalid(field: str, value: object, detail: str) -> FieldError:
+    return FieldError(field, detail, "Invalid value", value, True)
+
+
+def required(field: str, detail: str = "") -> FieldError:
+    return FieldError(field, detail, "Required value")
+
+
+def unsupported(field: str, detail: str) -> FieldError:
+    return FieldError(field, detail, "Unsupported field")
+
+
+def forbidden(field: str, detail: str) -> FieldError:
+    return FieldError(field, detail, "Forbidden")
+
+
+class InputError(GangsimError):
+    """Bad input: one line naming file (and line), object and field."""
+
+    def __init__(
+        self,
+        message: str | FieldError,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        obj: str | None = None,
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.obj = obj
+        self.detail = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        if self.file:
+            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
+        if self.obj:
+            parts.append(self.obj)
+        parts.append(str(self.detail))
+        return ": ".join(parts).replace("\n", " ")
+
+    def located(self, *, file: str | None = None, line: int | None = None, obj: str | None = None) -> "InputError":
+        """The same error with missing location parts filled in."""
+        return InputError(
+            self.detail,
+            file=self.file or file,
+            line=self.line or line,
+            obj=self.obj or obj,
+        )
+
+
+class UsageError(GangsimError):
+    """The command line itself is wrong (bad option value, bad expression)."""

@@ -1,0 +1,208 @@
+"""The recorded log of a replay: the only thing reports read.
+
+The simulator appends facts as they happen (columns of plain values, and one small record per pod
+incarnation, gang and victim); ``gangsim.report`` turns them into Polars tables. Nothing here
+points back into scheduler or simulator state.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class EventReason(StrEnum):
+    # Kubernetes Event reasons for pods
+    SCHEDULED = "Scheduled"
+    FAILED_SCHEDULING = "FailedScheduling"
+    PREEMPTED = "Preempted"
+    NOMINATED = "Nominated"
+    # PodGroup condition reasons (kind PodGroup)
+    UNSCHEDULABLE = "Unschedulable"
+    SCHEDULER_ERROR = "SchedulerError"
+    DISRUPTION_TARGET = "PreemptionByScheduler"
+    # gangsim's job and lifecycle reasons
+    CREATED = "Created"
+    DELETED = "Deleted"
+    GATED = "Gated"
+    WAITING_ON_PERMIT = "WaitingOnPermit"
+    PERMIT_REJECTED = "PermitRejected"
+    COMPLETED = "Completed"
+    CANCELLED = "Cancelled"
+    RENDEZVOUS_TIMEOUT = "RendezvousTimeout"
+    NODE_FAILED = "NodeFailed"
+    GANG_STARTED = "GangStarted"
+    GANG_BROKEN = "GangBroken"
+    GANG_COMPLETED = "GangCompleted"
+    CHECKPOINT_LOST = "CheckpointLost"
+    RECREATED = "Recreated"
+    NODE_ADDED = "NodeAdded"
+    NODE_UPDATED = "NodeUpdated"
+    MIN_COUNT_CHANGED = "MinCountChanged"
+    REJECTED = "Rejected"
+
+
+class EndReason(StrEnum):
+    """``pods.end_reason``."""
+
+    COMPLETED = "Completed"
+    PREEMPTED = "Preempted"
+    RENDEZVOUS_TIMEOUT = "RendezvousTimeout"
+    NODE_FAILED = "NodeFailed"
+    DELETED = "Deleted"
+    CANCELLED = "Cancelled"  # the rest of its gang finished the work
+    REJECTED = "Rejected"  # kubelet admission: a pod with spec.nodeName that does not fit
+
+
+class GangState(StrEnum):
+    PENDING = "Pending"  # never made progress
+    RUNNING = "Running"  # making progress at the horizon
+    STALLED = "Stalled"  # has made progress before, not now
+    COMPLETED = "Completed"
+    DELETED = "Deleted"
+
+
+@dataclass(slots=True)
+class PodRecord:
+    pod: str
+    attempt: int
+    gang: str
+    namespace: str
+    gpus: int
+    priority: int
+    created_ms: int
+    bound_ms: int | None = None
+    node: str = ""
+    ended_ms: int | None = None
+    end_reason: str = ""
+    scheduling_attempts: int = 0
+    waiting_reason: str = ""  # last failure / gate message while pending
+
+
+@dataclass(slots=True)
+class GangRecord:
+    gang: str
+    kind: str  # PodGroup | Job
+    pods: int
+    min_count: int
+    gpus: int
+    priority: int
+    submitted_ms: int
+    started_ms: int | None = None
+    finished_ms: int | None = None
+    restarts: int = 0
+    preemptions: int = 0
+    state: str = GangState.PENDING
+    schedule_attempts: int = 0
+    broken: int = 0
+    broken_by_preemption: int = 0
+    lost_gpu_ms: int = 0
+
+
+@dataclass(slots=True)
+class VictimRecord:
+    t_ms: int
+    victim_pod: str
+    victim_attempt: int
+    victim_gang: str
+    victim_priority: int
+    node: str
+    preemptor: str
+    preemptor_priority: int
+    gpus: int
+    lost_gpu_ms: int = 0
+    in_vain: bool | None = None  # None until decided; undecided at the horizon counts as in vain
+    ended_ms: int | None = None
+
+
+@dataclass(slots=True)
+class RunInfo:
+    trace: str = ""
+    policy: str = ""
+    seed: int | None = None
+    horizon_ms: int = 0
+    stopped_by: str = ""  # "idle" | "horizon" | "safety-horizon"
+
+
+@dataclass(slots=True)
+class EventLog:
+    info: RunInfo = field(default_factory=RunInfo)
+    # events table, columnar
+    ev_t_ms: array = field(default_factory=lambda: array("q"))
+    ev_kind: list[str] = field(default_factory=list)
+    ev_object: list[str] = field(default_factory=list)
+    ev_node: list[str] = field(default_factory=list)
+    ev_reason: list[str] = field(default_factory=list)
+    ev_message: list[str] = field(default_factory=list)
+    # timeline, columnar; one row per instant at which the GPU state changed
+    tl_t_ms: array = field(default_factory=lambda: array("q"))
+    tl_gpus_total: array = field(default_factory=lambda: array("q"))
+    tl_gpus_allocated: array = field(default_factory=lambda: array("q"))
+    tl_gpus_busy: array = field(default_factory=lambda: array("q"))
+    tl_pending_pods: array = field(default_factory=lambda: array("q"))
+    tl_pending_gpu_pods: array = field(default_factory=lambda: array("q"))
+    pods: list[PodRecord] = field(default_factory=list)
+    gangs: list[GangRecord] = field(default_factory=list)
+    victims: list[VictimRecord] = field(default_factory=list)
+    # scheduler metrics (deterministic counts only; wall-clock timings live in ``timings``)
+    counters: dict[str, int] = field(default_factory=dict)
+    podgroup_attempts: dict[str, int] = field(default_factory=dict)  # result -> count
+    timings: dict[str, list[float]] = field(default_factory=dict)  # seconds of wall time, not in reports by default
+
+    def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
+        self.ev_t_ms.append(t_ms)
+        self.ev_kind.append(kind)
+        self.ev_object.append(obj)
+        self.ev_node.append(node)
+        self.ev_reason.append(reason)
+        self.ev_message.append(message)
+
+    def timeline(self, t_ms: int, total: int, allocated: int, busy: int, pending: int, pending_gpu: int) -> None:
+        """Record the GPU state from ``t_ms`` on; a later sample at the same instant replaces it."""
+        if self.tl_t_ms and self.tl_t_ms[-1] == t_ms:
+            self.tl_gpus_total[-1] = total
+            self.tl_gpus_allocated[-1] = allocated
+            self.tl_gpus_busy[-1] = busy
+            self.tl_pending_pods[-1] = pending
+            self.tl_pending_gpu_pods[-1] = pending_gpu
+            if len(self.tl_t_ms) >= 2 and self._same_as_previous():
+                self._pop_timeline()
+            return
+        if self.tl_t_ms and (
+            self.tl_gpus_total[-1] == total
+            and self.tl_gpus_allocated[-1] == allocated
+            and self.tl_gpus_busy[-1] == busy
+            and self.tl_pending_pods[-1] == pending
+            and self.tl_pending_gpu_pods[-1] == pending_gpu
+        ):
+            return
+        self.tl_t_ms.append(t_ms)
+        self.tl_gpus_total.append(total)
+        self.tl_gpus_allocated.append(allocated)
+        self.tl_gpus_busy.append(busy)
+        self.tl_pending_pods.append(pending)
+        self.tl_pending_gpu_pods.append(pending_gpu)
+
+    def _same_as_previous(self) -> bool:
+        return (
+            self.tl_gpus_total[-1] == self.tl_gpus_total[-2]
+            and self.tl_gpus_allocated[-1] == self.tl_gpus_allocated[-2]
+            and self.tl_gpus_busy[-1] == self.tl_gpus_busy[-2]
+            and self.tl_pending_pods[-1] == self.tl_pending_pods[-2]
+            and self.tl_pending_gpu_pods[-1] == self.tl_pending_gpu_pods[-2]
+        )
+
+    def _pop_timeline(self) -> None:
+        for col in (
+            self.tl_t_ms,
+            self.tl_gpus_total,
+            self.tl_gpus_allocated,
+            self.tl_gpus_busy,
+            self.tl_pending_pods,
+            self.tl_pending_gpu_pods,
+        ):
+            col.pop()
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] = self.counters.get(name, 0) + n

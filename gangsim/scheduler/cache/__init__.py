@@ -1,0 +1,1 @@
+"""Long-lived scheduler state: the node table (kube's cache + NodeInfo) and per-cycle snapshots."""

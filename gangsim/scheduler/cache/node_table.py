@@ -1,0 +1,172 @@
+"""Node state as arrays, the way kube's ``NodeInfo`` keeps int64 ``Resource`` sums.
+
+One row per node ever created (rows are never reused, so a row number is a stable node id);
+``order`` lists the live rows in creation order, which is the node-list order every tie-break
+uses. Binding a pod touches one row. ``free = allocatable - requested`` is kept incrementally so
+that NodeResourcesFit is a single vectorised comparison per pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from gangsim.api.objects import Node, PodSpec, Taint
+
+CPU_COL = 0
+MEMORY_COL = 1
+PODS_COL = 2
+BASE_RESOURCES = ("cpu", "memory", "pods")
+
+
+class ResourceIndex:
+    """Maps resource names to columns: cpu, memory, pods first, then the rest sorted by name."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        rest = sorted(set(names) - set(BASE_RESOURCES))
+        self.names: tuple[str, ...] = BASE_RESOURCES + tuple(rest)
+        self.col: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def vector(self, amounts: dict[str, int], *, pod: bool = False) -> np.ndarray:
+        v = np.zeros(len(self.names), dtype=np.int64)
+        for name, amount in amounts.items():
+            v[self.col[name]] = amount
+        if pod:
+            v[PODS_COL] = 1
+        return v
+
+
+class NodeTable:
+    def __init__(self, resources: ResourceIndex, capacity: int = 64) -> None:
+        self.resources = resources
+        r = len(resources)
+        self.allocatable = np.zeros((capacity, r), dtype=np.int64)
+        self.requested = np.zeros((capacity, r), dtype=np.int64)
+        self.free = np.zeros((capacity, r), dtype=np.int64)
+        # cpu / memory with kube's non-zero defaults, for NodeResourcesFit scoring
+        self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64)
+        self.unschedulable = np.zeros(capacity, dtype=bool)
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.names: list[str] = []
+        self.nodes: list[Node] = []
+        self.row_of: dict[str, int] = {}
+        # pods assigned to each row (bound, reserved at Permit, or terminating), by uid
+        self.pods: list[dict[int, object]] = []
+        self.order = np.zeros(0, dtype=np.int64)  # live rows in creation order
+        self.position = np.full(capacity, -1, dtype=np.int64)  # row -> index in ``order``
+        # bumped when labels, taints or unschedulable of any node change, or nodes come and go:
+        # static filter/score results cached per pod signature are valid while it is unchanged
+        self.static_generation = 0
+        # bumped on any change to any row (resources included)
+        self.generation = 0
+        self.row_generation = np.zeros(capacity, dtype=np.int64)
+        self.total_gpus = 0
+        self._gpu_col = resources.col.get("nvidia.com/gpu")
+
+    # ---- nodes -------------------------------------------------------------------------------
+    def _grow(self) -> None:
+        cap = self.allocatable.shape[0] * 2
+        for name in ("allocatable", "requested", "free", "nonzero_requested"):
+            old = getattr(self, name)
+            new = np.zeros((cap, old.shape[1]), dtype=old.dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+        for name, fill in (("unschedulable", False), ("alive", False), ("position", -1), ("row_generation", 0)):
+            old = getattr(self, name)
+            new = np.full(cap, fill, dtype=old.dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+
+    def add_node(self, node: Node) -> int:
+        row = len(self.names)
+        if row >= self.allocatable.shape[0]:
+            self._grow()
+        self.names.append(node.name)
+        self.nodes.append(node)
+        self.pods.append({})
+        self.row_of[node.name] = row
+        self.allocatable[row] = self.resources.vector(node.allocatable)
+        self.free[row] = self.allocatable[row]
+        self.unschedulable[row] = node.unschedulable
+        self.alive[row] = True
+        self._rebuild_order()
+        self.total_gpus += self.gpus_of_row(row)
+        self._touch(row, static=True)
+        return row
+
+    def update_node(self, node: Node) -> int:
+        row = self.row_of[node.name]
+        old_gpus = self.gpus_of_row(row)
+        self.nodes[row] = node
+        self.allocatable[row] = self.resources.vector(node.allocatable)
+        self.free[row] = self.allocatable[row] - self.requested[row]
+        self.unschedulable[row] = node.unschedulable
+        self.total_gpus += self.gpus_of_row(row) - old_gpus
+        self._touch(row, static=True)
+        return row
+
+    def remove_node(self, name: str) -> int:
+        row = self.row_of.pop(name)
+        self.total_gpus -= self.gpus_of_row(row)
+        self.alive[row] = False
+        self._rebuild_order()
+        self._touch(row, static=True)
+        return row
+
+    def _rebuild_order(self) -> None:
+        self.order = np.flatnonzero(self.alive[: len(self.names)]).astype(np.int64)
+        self.position[:] = -1
+        self.position[self.order] = np.arange(len(self.order), dtype=np.int64)
+
+    def _touch(self, row: int, *, static: bool = False) -> None:
+        self.generation += 1
+        self.row_generation[row] = self.generation
+        if static:
+            self.static_generation += 1
+
+    def gpus_of_row(self, row: int) -> int:
+        return int(self.allocatable[row, self._gpu_col]) if self._gpu_col is not None else 0
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.order)
+
+    def labels(self, row: int) -> dict[str, str]:
+        return self.nodes[row].labels
+
+    def taints(self, row: int) -> tuple[Taint, ...]:
+        return self.nodes[row].taints
+
+    # ---- pods --------------------------------------------------------------------------------
+    def assign(self, row: int, uid: int, pod: object, demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> None:
+        """Account a pod on a node (Reserve/assume, or bind)."""
+        self.requested[row] += demand
+        self.free[row] -= demand
+        self.nonzero_requested[row, 0] += nonzero_cpu
+        self.nonzero_requested[row, 1] += nonzero_mem
+        self.pods[row][uid] = pod
+        self._touch(row)
+
+    def unassign(self, row: int, uid: int, demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> None:
+        self.requested[row] -= demand
+        self.free[row] += demand
+        self.nonzero_requested[row, 0] -= nonzero_cpu
+        self.nonzero_requested[row, 1] -= nonzero_mem
+        del self.pods[row][uid]
+        self._touch(row)
+
+    def check_invariants(self) -> None:
+        """No node over-committed (ignoring rows whose allocatable shrank under running pods)."""
+        rows = self.order
+        over = (self.free[rows] < 0).any(axis=1)
+        if over.any():
+            bad = [self.names[r] for r in rows[over]]
+            raise AssertionError(f"over-committed nodes: {bad[:5]}")
+
+
+def pod_demand(resources: ResourceIndex, spec: PodSpec) -> np.ndarray:
+    return resources.vector(spec.requests, pod=True)

@@ -1,0 +1,250 @@
+"""The framework runtime of one profile: runs Filter over node rows, Score over feasible rows,
+and picks the host (kube's ``framework/runtime/framework.go`` + ``schedule_one.go`` helpers).
+
+Determinism: Filter runs over every live row at once (numpy), then keeps what the serial,
+rotating search of ``findNodesThatPassFilters`` would keep: rows in ``next_start_index``
+rotation, the first ``num_feasible_nodes_to_find`` feasible ones. Equal best scores go to the
+node listed first in the trace (or a seeded random choice among them with ``--seed``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gangsim.api.config import Profile, SchedulerConfig
+from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo
+from gangsim.scheduler.plugins import names
+from gangsim.scheduler.plugins.interpodaffinity import InterPodAffinity
+from gangsim.scheduler.plugins.nodeaffinity import NodeAffinity
+from gangsim.scheduler.plugins.nodename import NodeName
+from gangsim.scheduler.plugins.noderesources import BalancedAllocation, NodeResourcesFit
+from gangsim.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from gangsim.scheduler.plugins.tainttoleration import TaintToleration
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_row: int
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind`` (SEMANTICS §2.2)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * percentage // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class Framework:
+    def __init__(self, profile: Profile, config: SchedulerConfig, snapshot: Snapshot, rng: np.random.Generator | None) -> None:
+        self.profile = profile
+        self.config = config
+        self.snapshot = snapshot
+        self.rng = rng
+        self.fit = NodeResourcesFit(snapshot, profile.scoring_strategy)
+        self.inter_pod_affinity = InterPodAffinity(snapshot, profile.hard_pod_affinity_weight)
+        taint = TaintToleration(snapshot)
+        affinity = NodeAffinity(snapshot)
+        all_filters = [NodeUnschedulable(snapshot), NodeName(snapshot), taint, affinity, self.fit, self.inter_pod_affinity]
+        self.static_filters = [p for p in all_filters if p.STATIC and p.NAME not in profile.disabled_filters]
+        self.dynamic_filters = [p for p in all_filters if not p.STATIC and p.NAME not in profile.disabled_filters]
+        self.filter_names = [p.NAME for p in self.static_filters + self.dynamic_filters]
+        candidates = {
+            names.TAINT_TOLERATION: taint,
+            names.NODE_AFFINITY: affinity,
+            names.NODE_RESOURCES_FIT: self.fit,
+            names.INTER_POD_AFFINITY: self.inter_pod_affinity,
+            names.NODE_RESOURCES_BALANCED_ALLOCATION: BalancedAllocation(snapshot, profile.balanced_resources),
+        }
+        self.scorers = [(candidates[n], w) for n, w in profile.score_weights.items() if w > 0 and n in candidates]
+        self.next_start_index = 0
+        self._static_cache: dict[tuple, tuple[int, np.ndarray, np.ndarray]] = {}
+        self._static_score_cache: dict[tuple, tuple[int, list[np.ndarray | None]]] = {}
+        # instrumentation: Filter rows evaluated (a non-timing guard against O(nodes × pods) paths)
+        self.filter_rows_evaluated = 0
+        self.percentage = profile.percentage_of_nodes_to_score if profile.percentage_of_nodes_to_score is not None else config.percentage_of_nodes_to_score
+
+    # ---- Filter ------------------------------------------------------------------------------
+    def _static_codes(self, pod: PodInfo) -> tuple[np.ndarray, np.ndarray]:
+        """Codes and first-failing-plugin index over *all* rows, cached per static signature."""
+        nodes = self.snapshot.nodes
+        key = pod.static_key
+        hit = self._static_cache.get(key)
+        if hit is not None and hit[0] == nodes.static_generation and len(hit[1]) >= len(nodes.names):
+            return hit[1], hit[2]
+        n = len(nodes.names)
+        rows = np.arange(n, dtype=np.int64)
+        codes = np.zeros(n, dtype=np.int8)
+        plugin = np.full(n, -1, dtype=np.int8)
+        state = CycleState()
+        for i, p in enumerate(self.static_filters):
+            todo = np.flatnonzero(codes == 0)
+            if len(todo) == 0:
+                break
+            c = p.filter(state, pod, rows[todo])
+            failed = c != 0
+            codes[todo[failed]] = c[failed]
+            plugin[todo[failed]] = i
+        if len(self._static_cache) > 4096:
+            self._static_cache.clear()
+        self._static_cache[key] = (nodes.static_generation, codes, plugin)
+        return codes, plugin
+
+    def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Codes and failing plugin index (into ``filter_names``) for ``rows``.
+
+        With ``nominated``, rows hosting nominated pods of priority >= the pod's are checked
+        both without and with those pods (``RunFilterPluginsWithNominatedPods``).
+        """
+        self.filter_rows_evaluated += len(rows)
+        s_codes, s_plugin = self._static_codes(pod)
+        codes = s_codes[rows].copy()
+        plugin = s_plugin[rows].copy()
+        base = len(self.static_filters)
+        for j, p in enumerate(self.dynamic_filters):
+            todo = np.flatnonzero(codes == 0)
+            if len(todo) == 0:
+                break
+            c = p.filter(state, pod, rows[todo])
+            failed = c != 0
+            codes[todo[failed]] = c[failed]
+            plugin[todo[failed]] = base + j
+        if nominated and self.nominator is not None:
+            self._filter_with_nominated(state, pod, rows, codes, plugin)
+        return codes, plugin
+
+    nominator = None  # set by the scheduler: an object with ``pods_for_row(row)``
+
+    def _filter_with_nominated(self, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
+        nominated_rows = self.nominator.rows()
+        if not nominated_rows:
+            return
+        position = {int(r): i for i, r in enumerate(rows.tolist())} if len(nominated_rows) * 8 > len(rows) else None
+        base = len(self.static_filters)
+        for row in nominated_rows:
+            if position is not None:
+                i = position.get(row)
+                if i is None:
+                    continue
+            else:
+                hits = np.flatnonzero(rows == row)
+                if len(hits) == 0:
+                    continue
+                i = int(hits[0])
+            if codes[i] != 0:
+                continue
+            extra = [(q, row) for q in self.nominator.pods_for_row(row) if q.uid != pod.uid and q.priority >= pod.priority and q.node_row == NO_NODE]
+            if not extra:
+                continue
+            with self.snapshot.with_pods(extra):
+                st = CycleState()
+                one = np.array([row], dtype=np.int64)
+                for j, p in enumerate(self.dynamic_filters):
+                    c = p.filter(st, pod, one)
+                    if c[0] != 0:
+                        codes[i] = c[0]
+                        plugin[i] = base + j
+                        break
+
+    def filter_reasons(self, state: CycleState, pod: PodInfo, row: int, plugin_index: int) -> tuple[str, ...]:
+        plugins = self.static_filters + self.dynamic_filters
+        p = plugins[plugin_index]
+        reasons = p.reasons(state, pod, row)
+        if not reasons and self.nominator is not None:
+            # failed only with nominated pods added: render the reason with them present
+            extra = [(q, row) for q in self.nominator.pods_for_row(row) if q.uid != pod.uid and q.priority >= pod.priority and q.node_row == NO_NODE]
+            with self.snapshot.with_pods(extra):
+                reasons = p.reasons(CycleState(), pod, row)
+        return reasons
+
+    def diagnose(self, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> Diagnosis:
+        failed = np.flatnonzero(codes != 0)
+        d = Diagnosis(rows=rows[failed].copy(), codes=codes[failed].copy())
+        names_ = self.filter_names
+        for i in failed.tolist():
+            pi = int(plugin[i])
+            d.reasons.append(self.filter_reasons(state, pod, int(rows[i]), pi))
+            d.plugins.append(names_[pi])
+            d.unschedulable_plugins.add(names_[pi])
+        return d
+
+    def find_nodes_that_fit(self, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
+        """Feasible rows in evaluation order, and the diagnosis of the evaluated failures."""
+        order = self.snapshot.nodes.order
+        n = len(order)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64), Diagnosis()
+        # SEMANTICS §3 step 2: a nominated node is tried first and used if it passes
+        nominated = pod.nominated_row
+        if nominated != NO_NODE and self.snapshot.nodes.alive[nominated]:
+            one = np.array([nominated], dtype=np.int64)
+            codes, _ = self.run_filters(state, pod, one)
+            if codes[0] == 0:
+                return one, Diagnosis()
+        to_find = num_feasible_nodes_to_find(self.percentage, n)
+        start = self.next_start_index % n
+        rotated = np.concatenate((order[start:], order[:start])) if start else order
+        codes, plugin = self.run_filters(state, pod, rotated)
+        feasible_pos = np.flatnonzero(codes == 0)
+        if len(feasible_pos) > to_find:
+            processed = int(feasible_pos[to_find - 1]) + 1
+            feasible_pos = feasible_pos[:to_find]
+        else:
+            processed = n
+        self.next_start_index = (start + processed) % n
+        evaluated = rotated[:processed]
+        d = self.diagnose(state, pod, evaluated, codes[:processed], plugin[:processed])
+        return rotated[feasible_pos], d
+
+    # ---- Score -------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(rows), dtype=np.int64)
+        for p, weight in self.scorers:
+            s = p.score(state, pod, rows)
+            if s is not None:
+                total += s * weight
+        return total
+
+    def select_host(self, rows: np.ndarray, scores: np.ndarray) -> int:
+        best = scores.max()
+        ties = rows[scores == best]
+        if len(ties) == 1:
+            return int(ties[0])
+        if self.rng is not None:
+            return int(ties[int(self.rng.integers(len(ties)))])
+        return int(ties.min())  # earliest node in the trace's node order
+
+    def schedule_pod(self, state: CycleState, pod: PodInfo) -> tuple[ScheduleResult | None, Diagnosis]:
+        feasible, diagnosis = self.find_nodes_that_fit(state, pod)
+        if len(feasible) == 0:
+            return None, diagnosis
+        if len(feasible) == 1:
+            return ScheduleResult(int(feasible[0]), 1 + len(diagnosis.rows), 1), diagnosis
+        scores = self.score(state, pod, feasible)
+        return ScheduleResult(self.select_host(feasible, scores), len(feasible) + len(diagnosis.rows), len(feasible)), diagnosis
+
+    def fits_on(self, state: CycleState, pod: PodInfo, row: int) -> bool:
+        """Filter (with nominated pods) on one row: preemption's re-checks."""
+        codes, _ = self.run_filters(state, pod, np.array([row], dtype=np.int64))
+        return codes[0] == 0
+
+    def filter_status_on(self, state: CycleState, pod: PodInfo, row: int) -> tuple[Code, tuple[str, ...], str]:
+        codes, plugin = self.run_filters(state, pod, np.array([row], dtype=np.int64))
+        if codes[0] == 0:
+            return Code.SUCCESS, (), ""
+        pi = int(plugin[0])
+        return Code(int(codes[0])), self.filter_reasons(state, pod, row, pi), self.filter_names[pi]

@@ -1,0 +1,1 @@
+"""One module per plugin, named like the upstream folders."""

@@ -1,0 +1,59 @@
+"""NodeAffinity: ``nodeSelector`` and required node affinity (Filter), preferred terms (Score)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangsim.api.selectors import node_selector_matches
+from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.plugins import names
+from gangsim.scheduler.plugins.helper import default_normalize_score
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+
+
+def node_matches_pod(spec, labels: dict[str, str], node_name: str) -> bool:  # noqa: ANN001 - PodSpec
+    for k, v in spec.node_selector.items():
+        if labels.get(k) != v:
+            return False
+    aff = spec.affinity
+    if aff is not None and aff.node_required is not None:
+        return node_selector_matches(aff.node_required, labels, node_name)
+    return True
+
+
+class NodeAffinity:
+    NAME = names.NODE_AFFINITY
+    STATIC = True
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        spec = pod.spec
+        codes = np.zeros(len(rows), dtype=np.int8)
+        if not spec.node_selector and (spec.affinity is None or spec.affinity.node_required is None):
+            return codes  # PreFilter: Skip
+        nodes = self.snapshot.nodes
+        for i, row in enumerate(rows.tolist()):
+            node = nodes.nodes[row]
+            if not node_matches_pod(spec, node.labels, node.name):
+                codes[i] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return codes
+
+    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
+        return (ERR_REASON_POD,)
+
+    def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+        aff = pod.spec.affinity
+        if aff is None or not aff.node_preferred:
+            return None
+        nodes = self.snapshot.nodes
+        raw = np.zeros(len(rows), dtype=np.int64)
+        for i, row in enumerate(rows.tolist()):
+            node = nodes.nodes[row]
+            raw[i] = sum(p.weight for p in aff.node_preferred if p.term.matches(node.labels, node.name))
+        return default_normalize_score(raw, reverse=False)

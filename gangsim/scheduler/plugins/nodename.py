@@ -1,0 +1,33 @@
+"""NodeName: a pod with ``spec.nodeName`` fits only that node."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.plugins import names
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    NAME = names.NODE_NAME
+    STATIC = True
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        codes = np.zeros(len(rows), dtype=np.int8)
+        want = pod.spec.node_name
+        if not want:
+            return codes
+        row = self.snapshot.nodes.row_of.get(want, -1)
+        codes[rows != row] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return codes
+
+    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
+        return (ERR_REASON,)

@@ -1,0 +1,183 @@
+"""NodeResourcesFit (Filter + Score strategies) and NodeResourcesBalancedAllocation.
+
+Filter: ``request + requested <= allocatable`` for every resource the pod asks for and one pod
+slot; a request larger than the node's whole allocatable is UnschedulableAndUnresolvable
+(preemption cannot help). Scores use kube's integer formulas; NodeResourcesFit scoring uses the
+non-zero cpu/memory defaults, BalancedAllocation the real requests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gangsim.api.config import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO, ScoringStrategy
+from gangsim.api.quantity import is_extended_resource
+from gangsim.scheduler.cache.node_table import CPU_COL, MEMORY_COL, PODS_COL
+from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.plugins import names
+from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
+
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+class NodeResourcesFit:
+    NAME = names.NODE_RESOURCES_FIT
+    STATIC = False
+
+    def __init__(self, snapshot: Snapshot, strategy: ScoringStrategy) -> None:
+        self.snapshot = snapshot
+        self.strategy = strategy
+        index = snapshot.nodes.resources
+        self._score_cols = [(index.col.get(name, -1), name, weight) for name, weight in strategy.resources]
+        if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+            self._shape = [(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in strategy.shape]
+
+    # ---- Filter ------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        t = self.snapshot.nodes
+        free = t.free[rows][:, pod.fit_cols]
+        short = free < pod.fit_amounts
+        codes = np.zeros(len(rows), dtype=np.int8)
+        failing = short.any(axis=1)
+        if not failing.any():
+            return codes
+        codes[failing] = Code.UNSCHEDULABLE
+        # larger than the node itself: preemption cannot help (InsufficientResource.Unresolvable)
+        alloc = t.allocatable[rows][:, pod.fit_cols]
+        too_big = (alloc < pod.fit_amounts) & (pod.fit_cols != PODS_COL)
+        unresolvable = (short & too_big).any(axis=1)
+        codes[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return codes
+
+    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
+        t = self.snapshot.nodes
+        names_ = t.resources.names
+        free = t.free[row]
+        out: list[str] = []
+        if free[PODS_COL] < 1:
+            out.append("Too many pods")
+        rank = {"cpu": 0, "memory": 1, "ephemeral-storage": 2}
+        ordered = sorted((int(c) for c in pod.fit_cols if c != PODS_COL), key=lambda c: (rank.get(names_[c], 3), names_[c]))
+        for c, amount in ((c, int(pod.demand[c])) for c in ordered):
+            if amount > free[c]:
+                out.append(f"Insufficient {names_[c]}")
+        return tuple(out)
+
+    # ---- Score -------------------------------------------------------------------------------
+    def _requested_and_alloc(self, pod: PodInfo, rows: np.ndarray, col: int, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """``calculateResourceAllocatableRequest`` with non-zero requests for cpu/memory."""
+        t = self.snapshot.nodes
+        if col < 0:
+            return None
+        if col == CPU_COL:
+            return t.allocatable[rows, col], t.nonzero_requested[rows, 0] + pod.spec.nonzero_milli_cpu
+        if col == MEMORY_COL:
+            return t.allocatable[rows, col], t.nonzero_requested[rows, 1] + pod.spec.nonzero_memory
+        req = int(pod.demand[col])
+        if req == 0 and is_extended_resource(name):
+            return None  # extended resource the pod does not request: bypassed
+        return t.allocatable[rows, col], t.requested[rows, col] + req
+
+    def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        n = len(rows)
+        node_score = np.zeros(n, dtype=np.int64)
+        weight_sum = np.zeros(n, dtype=np.int64)
+        kind = self.strategy.type
+        for col, name, weight in self._score_cols:
+            pair = self._requested_and_alloc(pod, rows, col, name)
+            if pair is None:
+                continue
+            alloc, req = pair
+            valid = alloc != 0
+            safe_alloc = np.where(valid, alloc, 1)
+            if kind == LEAST_ALLOCATED:
+                s = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe_alloc)
+            elif kind == MOST_ALLOCATED:
+                s = np.minimum(req, alloc) * MAX_NODE_SCORE // safe_alloc
+            else:
+                util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe_alloc)
+                s = self._broken_linear(util)
+                valid = valid & (s > 0)  # RequestedToCapacityRatio counts only positive scores
+            node_score += np.where(valid, s * weight, 0)
+            weight_sum += np.where(valid, weight, 0)
+        if kind == REQUESTED_TO_CAPACITY_RATIO:
+            out = np.zeros(n, dtype=np.int64)
+            nz = weight_sum > 0
+            # math.Round: half away from zero on a non-negative ratio
+            out[nz] = np.floor(node_score[nz] / weight_sum[nz] + 0.5).astype(np.int64)
+            return out
+        return np.where(weight_sum > 0, node_score // np.where(weight_sum > 0, weight_sum, 1), 0)
+
+    def _broken_linear(self, p: np.ndarray) -> np.ndarray:
+        shape = self._shape
+        out = np.full(len(p), shape[-1][1], dtype=np.int64)
+        done = np.zeros(len(p), dtype=bool)
+        for i, (u, s) in enumerate(shape):
+            hit = (~done) & (p <= u)
+            if i == 0:
+                out[hit] = s
+            else:
+                u0, s0 = shape[i - 1]
+                out[hit] = s0 + (s - s0) * (p[hit] - u0) // (u - u0)
+            done |= hit
+        return out
+
+
+class BalancedAllocation:
+    NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
+
+    def __init__(self, snapshot: Snapshot, resources: tuple[tuple[str, int], ...]) -> None:
+        self.snapshot = snapshot
+        index = snapshot.nodes.resources
+        self._cols = [(index.col.get(name, -1), name) for name, _ in resources]
+
+    def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+        t = self.snapshot.nodes
+        pod_reqs = [int(pod.demand[c]) if c >= 0 else 0 for c, _ in self._cols]
+        if all(r == 0 for r in pod_reqs):
+            return None  # PreScore: Skip for best-effort pods
+        fractions: list[np.ndarray] = []
+        present: list[np.ndarray] = []
+        for (col, name), req in zip(self._cols, pod_reqs):
+            if col < 0 or (req == 0 and is_extended_resource(name)):
+                continue
+            alloc = t.allocatable[rows, col]
+            requested = t.requested[rows, col] + req
+            ok = alloc != 0
+            f = np.where(ok, requested / np.where(ok, alloc, 1), 0.0)
+            fractions.append(np.minimum(f, 1.0))
+            present.append(ok)
+        n = len(rows)
+        if not fractions:
+            return np.full(n, MAX_NODE_SCORE, dtype=np.int64)
+        fr = np.vstack(fractions)  # (resources, rows)
+        pr = np.vstack(present)
+        count = pr.sum(axis=0)
+        std = np.zeros(n, dtype=np.float64)
+        two = count == 2
+        if two.any():
+            # |f0 - f1| / 2 over the two present resources, in kube's order
+            idx = np.argsort(~pr[:, two], axis=0, kind="stable")[:2]
+            cols = np.flatnonzero(two)
+            f0 = fr[idx[0], cols]
+            f1 = fr[idx[1], cols]
+            std[two] = np.abs((f0 - f1) / 2)
+        many = count > 2
+        if many.any():
+            for j in np.flatnonzero(many).tolist():
+                vals = fr[pr[:, j], j]
+                total = 0.0
+                for v in vals.tolist():
+                    total += v
+                mean = total / len(vals)
+                acc = 0.0
+                for v in vals.tolist():
+                    acc = acc + (v - mean) * (v - mean)
+                std[j] = math.sqrt(acc / len(vals))
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)

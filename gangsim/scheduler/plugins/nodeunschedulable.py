@@ -1,0 +1,34 @@
+"""NodeUnschedulable: ``spec.unschedulable`` nodes reject pods that do not tolerate the
+``node.kubernetes.io/unschedulable:NoSchedule`` taint."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangsim.api.objects import Taint
+from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.plugins import names
+
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+_UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    NAME = names.NODE_UNSCHEDULABLE
+    STATIC = True  # depends only on node labels/taints/flags and the pod's own spec
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        codes = np.zeros(len(rows), dtype=np.int8)
+        if any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.spec.tolerations):
+            return codes
+        codes[self.snapshot.nodes.unschedulable[rows]] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return codes
+
+    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
+        return (ERR_REASON_UNSCHEDULABLE,)

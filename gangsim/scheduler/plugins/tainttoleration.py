@@ -1,0 +1,60 @@
+"""TaintToleration: NoSchedule/NoExecute taints must be tolerated (Filter); untolerated
+PreferNoSchedule taints lower the score (reverse-normalised count)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangsim.api.objects import Taint, Toleration
+from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.plugins import names
+from gangsim.scheduler.plugins.helper import default_normalize_score
+
+
+def _tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def first_untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    for taint in taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
+            return taint
+    return None
+
+
+class TaintToleration:
+    NAME = names.TAINT_TOLERATION
+    STATIC = True
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        nodes = self.snapshot.nodes
+        tol = pod.spec.tolerations
+        codes = np.zeros(len(rows), dtype=np.int8)
+        for i, row in enumerate(rows.tolist()):
+            taints = nodes.nodes[row].taints
+            if taints and first_untolerated_taint(taints, tol) is not None:
+                codes[i] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return codes
+
+    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
+        taint = first_untolerated_taint(self.snapshot.nodes.nodes[row].taints, pod.spec.tolerations)
+        # v1.3x wording; the newest code says "node(s) had untolerated taint(s)"
+        return (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",) if taint else ()
+
+    def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        nodes = self.snapshot.nodes
+        prefer_tols = tuple(t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule"))
+        counts = np.zeros(len(rows), dtype=np.int64)
+        for i, row in enumerate(rows.tolist()):
+            n = 0
+            for taint in nodes.nodes[row].taints:
+                if taint.effect == "PreferNoSchedule" and not _tolerated(taint, prefer_tols):
+                    n += 1
+            counts[i] = n
+        return default_normalize_score(counts, reverse=True)

@@ -1,0 +1,1 @@
+"""DefaultPreemption: the classic per-node evaluator and (later) the PodGroup evaluator."""

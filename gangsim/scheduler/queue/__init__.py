@@ -1,0 +1,1 @@
+"""The scheduling queue: activeQ, backoffQ, the unschedulable pool (SEMANTICS §4)."""

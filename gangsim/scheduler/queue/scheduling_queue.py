@@ -1,0 +1,346 @@
+"""The scheduling queue of SEMANTICS §4, in simulated time.
+
+- activeQ: heap by (priority desc, timestamp asc, arrival seq).
+- backoffQ: two heaps (normal and error) by (backoff window, priority desc, timestamp, seq). An
+  entity leaves at the first 1 s flush tick after its backoff window (§4.3).
+- unschedulable pool: entities rejected by plugins, indexed by rejecting plugin so a cluster
+  event moves exactly the entities whose plugins registered for it (queueing hints, §4.5), and
+  flushed after 5 min on 30 s ticks. Gated entities (PreEnqueue) are parked beside it.
+
+Heaps use lazy invalidation: each push carries the entity's ``token``; moving an entity bumps it.
+Pop-from-backoffQ (§4.3) takes the head of the normal backoffQ when activeQ is empty — but only
+an entity whose last attempt predates the latest cluster change: repeating an attempt on an
+unchanged cluster cannot change its outcome, and in a zero-time cycle it would spin forever.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterable
+
+from gangsim.api.config import SchedulerConfig
+from gangsim.scheduler.framework.interface import Status
+from gangsim.scheduler.framework.types import QueuedEntity
+
+ACTIVE = "active"
+BACKOFF = "backoff"
+UNSCHEDULABLE = "unschedulable"
+GATED = "gated"
+INFLIGHT = "inflight"
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        *,
+        now: Callable[[], int],
+        generation: Callable[[], int],
+        wake_at: Callable[[int], None],
+        pre_enqueue: Callable[[QueuedEntity], Status | None],
+    ) -> None:
+        self.config = config
+        self._now = now
+        self._generation = generation
+        self._wake_at = wake_at
+        self._pre_enqueue = pre_enqueue
+        self._active: list[tuple] = []
+        self._backoff: list[tuple] = []
+        self._error_backoff: list[tuple] = []
+        self._tokens: dict[str, int] = {}
+        self.entities: dict[str, QueuedEntity] = {}
+        self.unschedulable: dict[str, QueuedEntity] = {}
+        self.gated: dict[str, QueuedEntity] = {}
+        self._by_plugin: dict[str, dict[str, QueuedEntity]] = {}
+        self._flush_heap: list[tuple[int, int, str, int]] = []
+        self._seq = 0
+        self._backoff_wake: int | None = None
+        self._flush_wake: int | None = None
+
+    # ---- bookkeeping -------------------------------------------------------------------------
+    def _token(self, e: QueuedEntity) -> int:
+        t = self._tokens.get(e.key, 0) + 1
+        self._tokens[e.key] = t
+        return t
+
+    def _detach(self, e: QueuedEntity) -> None:
+        """Remove ``e`` from whatever structure holds it (heaps lazily)."""
+        self._token(e)
+        if e.where == UNSCHEDULABLE:
+            self.unschedulable.pop(e.key, None)
+            for p in e.unschedulable_plugins:
+                bucket = self._by_plugin.get(p)
+                if bucket is not None:
+                    bucket.pop(e.key, None)
+        elif e.where == GATED:
+            self.gated.pop(e.key, None)
+        e.where = ""
+
+    def __len__(self) -> int:
+        return len(self.entities)
+
+    def new_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    # ---- backoff (§4.3) ----------------------------------------------------------------------
+    def backoff_duration(self, e: QueuedEntity) -> int:
+        count = e.consecutive_errors if e.consecutive_errors > 0 else e.unschedulable_count
+        if e.attempts == 0 or count == 0:
+            return 0
+        cap = self.config.pod_max_backoff_ms
+        if e.size > 1:
+            cap = int(cap * math.sqrt(e.size))  # maxBackoff × √(entity size) for groups
+        d = self.config.pod_initial_backoff_ms
+        for _ in range(1, count):
+            if d > cap - d:
+                return cap
+            d += d
+        return min(d, cap)
+
+    def backoff_done_ms(self, e: QueuedEntity) -> int:
+        """First instant at which ``e`` no longer backs off (end of its 1 s ordering window)."""
+        d = self.backoff_duration(e)
+        if d == 0:
+            return e.timestamp_ms
+        expiration = e.timestamp_ms + d
+        w = self.config.backoff_window_ms if self.config.pop_from_backoff else 0
+        if w <= 0:
+            return expiration
+        return (expiration // w) * w + w
+
+    def is_backing_off(self, e: QueuedEntity) -> bool:
+        return self._now() < self.backoff_done_ms(e)
+
+    # ---- adding ------------------------------------------------------------------------------
+    def add(self, e: QueuedEntity) -> None:
+        """A new entity (pod created / group formed): PreEnqueue, then activeQ."""
+        self.entities[e.key] = e
+        if not e.seq:
+            e.seq = self.new_seq()
+        self._move_to_active_or_backoff(e, check_backoff=False)
+
+    def _run_pre_enqueue(self, e: QueuedEntity) -> bool:
+        st = self._pre_enqueue(e)
+        if st is None:
+            e.gated_message = ""
+            e.gated_plugin = ""
+            return True
+        self._detach(e)
+        e.gated_message = st.message
+        e.gated_plugin = st.plugin
+        e.where = GATED
+        self.gated[e.key] = e
+        return False
+
+    def _move_to_active_or_backoff(self, e: QueuedEntity, *, check_backoff: bool = True) -> None:
+        if not self._run_pre_enqueue(e):
+            return
+        if check_backoff and self.is_backing_off(e):
+            self._push_backoff(e)
+        else:
+            self._push_active(e)
+
+    def _push_active(self, e: QueuedEntity) -> None:
+        self._detach(e)
+        e.where = ACTIVE
+        heapq.heappush(self._active, (-e.priority, e.timestamp_ms, e.seq, self._tokens[e.key], e))
+
+    def _push_backoff(self, e: QueuedEntity) -> None:
+        self._detach(e)
+        e.where = BACKOFF
+        done = self.backoff_done_ms(e)
+        heap = self._error_backoff if e.consecutive_errors > 0 else self._backoff
+        heapq.heappush(heap, (done, -e.priority, e.timestamp_ms, e.seq, self._tokens[e.key], e))
+        if self._backoff_wake is None or done < self._backoff_wake:
+            self._backoff_wake = done
+            self._wake_at(done)
+
+    def _park_unschedulable(self, e: QueuedEntity) -> None:
+        self._detach(e)
+        e.where = UNSCHEDULABLE
+        e.parked_ms = self._now()
+        self.unschedulable[e.key] = e
+        for p in e.unschedulable_plugins:
+            self._by_plugin.setdefault(p, {})[e.key] = e
+        heapq.heappush(self._flush_heap, (e.parked_ms, e.seq, e.key, self._tokens[e.key]))
+        self._schedule_flush()
+
+    # ---- after an attempt (AddUnschedulableIfNotPresent / AddAttemptedPodGroupIfNeeded) ------
+    def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool) -> None:
+        """``to_backoff``: groups (§4.5) and errored pods go straight to backoffQ/activeQ;
+        rejected single pods are parked in the unschedulable pool."""
+        e.timestamp_ms = self._now()
+        if e.key not in self.entities:
+            self.entities[e.key] = e
+        if to_backoff or not e.unschedulable_plugins:
+            if self._run_pre_enqueue(e):
+                if self.is_backing_off(e):
+                    self._push_backoff(e)
+                else:
+                    self._push_active(e)
+        else:
+            self._park_unschedulable(e)
+
+    def requeue_now(self, e: QueuedEntity) -> None:
+        """Back to activeQ without a backoff penalty (e.g. Permit rejected a waiting pod)."""
+        e.timestamp_ms = self._now()
+        self.entities[e.key] = e
+        if self._run_pre_enqueue(e):
+            self._push_active(e)
+
+    def done(self, e: QueuedEntity) -> None:
+        """The entity left the queue for good (bound, deleted)."""
+        self._detach(e)
+        self.entities.pop(e.key, None)
+
+    # ---- events (queueing hints, §4.5) -------------------------------------------------------
+    def move_for_plugins(self, plugins: Iterable[str]) -> int:
+        """Move unschedulable entities rejected by any of ``plugins`` to backoffQ/activeQ."""
+        found: dict[str, QueuedEntity] = {}
+        for p in plugins:
+            bucket = self._by_plugin.get(p)
+            if bucket:
+                found.update(bucket)
+        for e in sorted(found.values(), key=lambda x: x.seq):
+            self._move_to_active_or_backoff(e)
+        return len(found)
+
+    def move_entity(self, e: QueuedEntity) -> None:
+        """Re-run PreEnqueue for a gated or unschedulable entity (its pods or group changed)."""
+        if e.where in (GATED, UNSCHEDULABLE):
+            self._move_to_active_or_backoff(e)
+
+    def activate(self, e: QueuedEntity) -> None:
+        """``Activate``: straight to activeQ (if not in flight)."""
+        if e.where in (GATED, UNSCHEDULABLE, BACKOFF):
+            if self._run_pre_enqueue(e):
+                self._push_active(e)
+
+    def remove(self, e: QueuedEntity) -> None:
+        self.done(e)
+
+    # ---- timers -------------------------------------------------------------------------------
+    def flush_backoff(self) -> None:
+        """Move every entity whose backoff is complete to activeQ (the 1 s flush)."""
+        now = self._now()
+        self._backoff_wake = None
+        for heap in (self._backoff, self._error_backoff):
+            while heap:
+                done, _, _, _, token, e = heap[0]
+                if token != self._tokens.get(e.key):
+                    heapq.heappop(heap)
+                    continue
+                if done > now:
+                    break
+                heapq.heappop(heap)
+                self._push_active(e)
+        nxt = self._next_backoff_done()
+        if nxt is not None:
+            self._backoff_wake = nxt
+            self._wake_at(nxt)
+
+    def _next_backoff_done(self) -> int | None:
+        best = None
+        for heap in (self._backoff, self._error_backoff):
+            while heap and heap[0][4] != self._tokens.get(heap[0][5].key):
+                heapq.heappop(heap)
+            if heap and (best is None or heap[0][0] < best):
+                best = heap[0][0]
+        return best
+
+    def _schedule_flush(self) -> None:
+        heap = self._flush_heap
+        while heap and (heap[0][2] not in self.unschedulable or heap[0][3] != self._tokens.get(heap[0][2])):
+            heapq.heappop(heap)
+        if not heap:
+            return
+        interval = self.config.unschedulable_flush_interval_ms
+        max_age = self.config.pod_max_in_unschedulable_ms
+        # first flush tick T (a multiple of the interval) with T - parked > max_age
+        tick = ((heap[0][0] + max_age) // interval + 1) * interval
+        if self._flush_wake is None or tick < self._flush_wake or self._flush_wake <= self._now():
+            self._flush_wake = tick
+            self._wake_at(tick)
+
+    def flush_unschedulable(self) -> None:
+        """``flushUnschedulablePodsLeftover``: entities parked for more than 5 min move on."""
+        now = self._now()
+        if self._flush_wake is not None and now < self._flush_wake:
+            return
+        self._flush_wake = None
+        max_age = self.config.pod_max_in_unschedulable_ms
+        moved: list[QueuedEntity] = []
+        heap = self._flush_heap
+        while heap:
+            parked, _, key, token = heap[0]
+            e = self.unschedulable.get(key)
+            if e is None or token != self._tokens.get(key):
+                heapq.heappop(heap)
+                continue
+            if now - parked <= max_age:
+                break
+            heapq.heappop(heap)
+            moved.append(e)
+        for e in sorted(moved, key=lambda x: x.seq):
+            self._move_to_active_or_backoff(e)
+        self._schedule_flush()
+
+    # ---- popping --------------------------------------------------------------------------------
+    def pop(self) -> QueuedEntity | None:
+        heap = self._active
+        while heap:
+            *_, token, e = heapq.heappop(heap)
+            if token == self._tokens.get(e.key):
+                self._detach(e)
+                e.where = INFLIGHT
+                return e
+        if self.config.pop_from_backoff:
+            return self._pop_backoff_early()
+        return None
+
+    def _pop_backoff_early(self) -> QueuedEntity | None:
+        gen = self._generation()
+        heap = self._backoff
+        skipped: list[tuple] = []
+        found = None
+        while heap:
+            item = heapq.heappop(heap)
+            e = item[5]
+            if item[4] != self._tokens.get(e.key):
+                continue
+            if e.last_attempt_generation == gen:
+                skipped.append(item)
+                continue
+            found = e
+            break
+        for item in skipped:
+            heapq.heappush(heap, item)
+        if found is not None:
+            self._detach(found)
+            found.where = INFLIGHT
+        return found
+
+    def has_active(self) -> bool:
+        heap = self._active
+        while heap and heap[0][3] != self._tokens.get(heap[0][4].key):
+            heapq.heappop(heap)
+        return bool(heap)
+
+    # ---- introspection ------------------------------------------------------------------------
+    def pending_counts(self) -> dict[str, int]:
+        counts = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0, INFLIGHT: 0}
+        for e in self.entities.values():
+            if e.where in counts:
+                counts[e.where] += 1
+        return counts
+
+    def stale_backoff_exists(self) -> bool:
+        """Is there a backoffQ entity that has not been tried since the last cluster change?"""
+        gen = self._generation()
+        for heap in (self._backoff,):
+            for item in heap:
+                if item[4] == self._tokens.get(item[5].key) and item[5].last_attempt_generation != gen:
+                    return True
+        return False

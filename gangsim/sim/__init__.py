@@ -1,0 +1,1 @@
+"""The simulated cluster: event loop, object store, job model and the replay driver."""

@@ -1,0 +1,538 @@
+"""The simulated API server, kubelets and controllers around the scheduler.
+
+Applies trace events to the object store, runs the Job controller (pods ``<job>-<index>``,
+recreated after failures), implements the scheduler's ``ClusterAPI`` (bind, Permit
+reservations, preemption), keeps the GPU accounting that feeds the timeline, and decides whether
+each preemption was in vain. Everything it learns goes into the ``EventLog``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gangsim.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
+from gangsim.api.trace import Op, TraceEvent
+from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
+from gangsim.scheduler.framework.types import PodInfo, PodPhase
+from gangsim.scheduler.scheduler import Scheduler
+from gangsim.sim.engine import Engine, Phase
+from gangsim.sim.jobs import LONE, Gang, JobModel
+
+PENDING, WAITING, RUNNING, TERMINATING, ENDED = "pending", "waiting", "running", "terminating", "ended"
+
+
+@dataclass(slots=True, eq=False)
+class SimPod:
+    uid: int
+    pod: Pod
+    record: PodRecord
+    gang: Gang
+    info: PodInfo | None = None
+    state: str = PENDING
+    job_key: str = ""
+
+    @property
+    def gpus(self) -> int:
+        return self.pod.spec.gpus
+
+
+@dataclass(slots=True, eq=False)
+class JobState:
+    job: Job
+    pods: dict[int, SimPod] = field(default_factory=dict)  # index -> live incarnation
+    deleted: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class Decision:
+    """One preemption decision, to decide ``in_vain`` once its victims are gone (INTERFACE)."""
+
+    preemptor: str
+    victims: list[VictimRecord]
+    alive: int
+    armed: bool = False
+    attempting: bool = False
+
+    def resolve(self, in_vain: bool) -> None:
+        for v in self.victims:
+            if v.in_vain is None:
+                v.in_vain = in_vain
+
+
+class Cluster:
+    def __init__(self, engine: Engine, log: EventLog) -> None:
+        self.engine = engine
+        self.log = log
+        self.scheduler: Scheduler  # set by ``attach``
+        self.nodes: dict[str, Node] = {}
+        self.pods: dict[str, SimPod] = {}  # live pods by "ns/name"
+        self.by_uid: dict[int, SimPod] = {}
+        self.jobs: dict[str, JobState] = {}
+        self.pod_groups: dict[str, PodGroup] = {}
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang)
+        self._uid = 0
+        self._attempt_of: dict[str, int] = {}
+        self.gpus_allocated = 0
+        self.gpus_busy = 0
+        self.pending_pods = 0
+        self.pending_gpu_pods = 0
+        self._cycle_requested_at = -1
+        self._decisions: dict[str, list[Decision]] = {}  # preemptor ref -> open decisions
+        self._decision_of_victim: dict[int, tuple[Decision, VictimRecord]] = {}
+
+    def attach(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    # ---- ClusterAPI ---------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.engine.now
+
+    def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
+        self.engine.at(t_ms, Phase.QUEUE, lambda _p: handler(), productive=False)
+
+    def request_cycle(self) -> None:
+        now = self.engine.now
+        if self._cycle_requested_at == now:
+            return
+        self._cycle_requested_at = now
+        self.engine.at(now, Phase.SCHEDULE, self._run_scheduler, productive=False)
+
+    def _run_scheduler(self, _payload: object = None) -> None:
+        self._cycle_requested_at = -1
+        self.scheduler.run_cycles()
+
+    def attempted(self, info: PodInfo) -> None:
+        sp = self.by_uid.get(info.uid)
+        if sp is not None:
+            sp.record.scheduling_attempts += 1
+        self.attempt_started(info.key)
+
+    def scheduling_failed(self, info: PodInfo, message: str) -> None:
+        sp = self.by_uid.get(info.uid)
+        if sp is not None:
+            sp.record.waiting_reason = message
+        self.attempt_finished(info.key, bound=False)
+
+    def bind(self, info: PodInfo, row: int) -> None:
+        sp = self.by_uid[info.uid]
+        was_waiting = sp.state == WAITING
+        sp.state = RUNNING
+        sp.record.bound_ms = self.now
+        sp.record.node = self.scheduler.nodes.names[row]
+        sp.record.waiting_reason = ""
+        if not was_waiting:
+            self.gpus_allocated += sp.gpus
+        self.pending_pods -= 1
+        if sp.gpus:
+            self.pending_gpu_pods -= 1
+        self.jobs_model.started(sp.gang, sp.uid, sp, sp.gpus)
+        self.attempt_finished(info.key, bound=True)
+        if sp.gang.kind == "PodGroup":
+            self.attempt_finished(sp.gang.key, bound=True)
+        self._sample()
+
+    def reserved(self, info: PodInfo, row: int) -> None:
+        sp = self.by_uid[info.uid]
+        sp.state = WAITING
+        self.gpus_allocated += sp.gpus
+        self.log.event(self.now, "Pod", info.key, self.scheduler.nodes.names[row], EventReason.WAITING_ON_PERMIT, "")
+        self._sample()
+
+    def unreserved(self, info: PodInfo) -> None:
+        sp = self.by_uid.get(info.uid)
+        if sp is None or sp.state != WAITING:
+            return
+        sp.state = PENDING
+        self.gpus_allocated -= sp.gpus
+        self._sample()
+
+    def preempt(self, victims: list[tuple[PodInfo, int]], preemptor: str, preemptor_priority: int, message: str) -> None:
+        """Mark victims (DisruptionTarget) and delete them after their grace period."""
+        now = self.now
+        records: list[VictimRecord] = []
+        marked: list[tuple[int, VictimRecord]] = []
+        for info, row in victims:
+            sp = self.by_uid.get(info.uid)
+            if sp is None or sp.state in (ENDED, TERMINATING):
+                continue
+            info.terminating = True
+            node = self.scheduler.nodes.names[row] if row >= 0 else ""
+            lost = 0
+            if sp.state == RUNNING:
+                lost = self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, reason=f"preempted by {preemptor}", by_preemption=True)
+            sp.state = TERMINATING
+            if sp.gang.record is not None:
+                sp.gang.record.preemptions += 1
+            rec = VictimRecord(
+                t_ms=now,
+                victim_pod=sp.record.pod,
+                victim_attempt=sp.record.attempt,
+                victim_gang=sp.record.gang,
+                victim_priority=self.scheduler.victim_priority(info),
+                node=node,
+                preemptor=preemptor,
+                preemptor_priority=preemptor_priority,
+                gpus=sp.gpus,
+                lost_gpu_ms=lost,
+            )
+            self.log.victims.append(rec)
+            records.append(rec)
+            marked.append((info.uid, rec))
+            self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Preempted by {preemptor} on node {node}")
+            grace = info.spec.termination_grace_ms
+            self.engine.at(now + grace, Phase.KUBELET, self._victim_gone, sp)
+        if records:
+            d = Decision(preemptor, records, alive=len(records))
+            self._decisions.setdefault(preemptor, []).append(d)
+            for uid, rec in marked:
+                self._decision_of_victim[uid] = (d, rec)
+            self._sample()
+
+    def _victim_gone(self, sp: SimPod) -> None:
+        if sp.state == ENDED:
+            return
+        self._end_pod(sp, EndReason.PREEMPTED)
+
+    # ---- in vain (INTERFACE: "not bound within the next scheduling attempt after the victim ended")
+    def attempt_started(self, ref: str) -> None:
+        for d in self._decisions.get(ref, ()):
+            if d.armed:
+                d.attempting = True
+
+    def attempt_finished(self, ref: str, *, bound: bool) -> None:
+        open_ = self._decisions.get(ref)
+        if not open_:
+            return
+        keep = []
+        for d in open_:
+            if bound:
+                d.resolve(False)
+            elif d.attempting:
+                d.resolve(True)
+            else:
+                keep.append(d)
+        if keep:
+            self._decisions[ref] = keep
+        else:
+            del self._decisions[ref]
+
+    def _victim_ended(self, uid: int) -> None:
+        hit = self._decision_of_victim.pop(uid, None)
+        if hit is None:
+            return
+        d, rec = hit
+        rec.ended_ms = self.now
+        d.alive -= 1
+        if d.alive == 0:
+            d.armed = True
+
+    def preemptor_gone(self, ref: str) -> None:
+        for d in self._decisions.pop(ref, ()):
+            d.resolve(True)
+
+    def finish(self) -> None:
+        """At the horizon: decisions still open count as in vain."""
+        for ds in self._decisions.values():
+            for d in ds:
+                d.resolve(True)
+        self._decisions.clear()
+
+    # ---- accounting ---------------------------------------------------------------------------
+    def _busy_delta(self, delta: int) -> None:
+        self.gpus_busy += delta
+
+    def _sample(self) -> None:
+        self.log.timeline(
+            self.now,
+            self.scheduler.nodes.total_gpus,
+            self.gpus_allocated,
+            self.gpus_busy,
+            self.pending_pods,
+            self.pending_gpu_pods,
+        )
+
+    # ---- trace events -------------------------------------------------------------------------
+    def apply(self, ev: TraceEvent) -> None:
+        handler = getattr(self, f"_{ev.op.value}_{ev.kind.lower()}", None)
+        if handler is None:
+            return  # kinds with no runtime effect (PriorityClass, Workload)
+        handler(ev)
+        self._sample()
+
+    def _next_uid(self) -> int:
+        self._uid += 1
+        return self._uid
+
+    # nodes
+    def _create_node(self, ev: TraceEvent) -> None:
+        node: Node = ev.obj  # type: ignore[assignment]
+        self._next_uid()
+        self.nodes[node.name] = node
+        self.scheduler.on_node_add(node)
+
+    def _patch_node(self, ev: TraceEvent) -> None:
+        new: Node = ev.obj  # type: ignore[assignment]
+        old = self.nodes[new.name]
+        self.nodes[new.name] = new
+        self.scheduler.on_node_update(old, new)
+        self.log.event(self.now, "Node", new.name, new.name, EventReason.NODE_UPDATED, "")
+
+    def _delete_node(self, ev: TraceEvent) -> None:
+        name = ev.name
+        if name not in self.nodes:
+            return
+        row = self.scheduler.nodes.row_of[name]
+        self.log.event(self.now, "Node", name, name, EventReason.NODE_FAILED, "node failed and was deleted")
+        for sp in [self.by_uid[uid] for uid in list(self.scheduler.nodes.pods[row]) if uid in self.by_uid]:
+            if sp.state == WAITING:
+                self.scheduler.reject_waiting(sp.info, "node deleted")  # type: ignore[arg-type]
+            else:
+                self._end_pod(sp, EndReason.NODE_FAILED)
+        del self.nodes[name]
+        self.scheduler.on_node_delete(name)
+
+    # pods
+    def _create_pod(self, ev: TraceEvent) -> None:
+        self.create_pod(ev.obj)  # type: ignore[arg-type]
+
+    def _patch_pod(self, ev: TraceEvent) -> None:
+        pod: Pod = ev.obj  # type: ignore[assignment]
+        sp = self.pods.get(pod.key)
+        if sp is None:
+            return
+        sp.pod = pod
+        if sp.info is not None:
+            self.scheduler.on_pod_update(sp.info, pod)
+
+    def _delete_pod(self, ev: TraceEvent) -> None:
+        sp = self.pods.get(f"{ev.namespace}/{ev.name}")
+        if sp is not None:
+            self._end_pod(sp, EndReason.DELETED, recreate=False)
+
+    # jobs
+    def _create_job(self, ev: TraceEvent) -> None:
+        job: Job = ev.obj  # type: ignore[assignment]
+        self._next_uid()
+        js = JobState(job)
+        self.jobs[job.key] = js
+        for i in range(job.parallelism):
+            self._create_job_pod(js, i)
+
+    def _patch_job(self, ev: TraceEvent) -> None:
+        job: Job = ev.obj  # type: ignore[assignment]
+        js = self.jobs.get(job.key)
+        if js is None:
+            return
+        old = js.job.parallelism
+        js.job = job
+        if job.parallelism > old:
+            for i in range(old, job.parallelism):
+                if i not in js.pods:
+                    self._create_job_pod(js, i)
+        else:
+            for i in sorted(js.pods, reverse=True):
+                if i >= job.parallelism:
+                    self._end_pod(js.pods[i], EndReason.DELETED, recreate=False)
+
+    def _delete_job(self, ev: TraceEvent) -> None:
+        js = self.jobs.get(f"{ev.namespace}/{ev.name}")
+        if js is None:
+            return
+        js.deleted = True
+        for i in sorted(js.pods):
+            self._end_pod(js.pods[i], EndReason.DELETED, recreate=False)
+        del self.jobs[js.job.key]
+
+    def _create_job_pod(self, js: JobState, index: int) -> None:
+        job = js.job
+        pod = Pod(job.namespace, job.pod_name(index), job.template, job=job.name, index=index, source=job.source)
+        sp = self.create_pod(pod)
+        if sp is not None:
+            js.pods[index] = sp
+
+    # pod groups
+    def _create_podgroup(self, ev: TraceEvent) -> None:
+        pg: PodGroup = ev.obj  # type: ignore[assignment]
+        self._next_uid()
+        self.pod_groups[pg.key] = pg
+        g = self._gang_for_group(pg.key, submitted_ms=self.now)
+        self._configure_group_gang(g, pg)
+        if g.record is not None:
+            g.record.submitted_ms = max(g.record.submitted_ms, self.now)
+        self.scheduler.on_podgroup_add(pg)
+
+    def _patch_podgroup(self, ev: TraceEvent) -> None:
+        pg: PodGroup = ev.obj  # type: ignore[assignment]
+        old = self.pod_groups.get(pg.key)
+        self.pod_groups[pg.key] = pg
+        g = self._gang_for_group(pg.key, submitted_ms=self.now)
+        self._configure_group_gang(g, pg)
+        if old is not None and old.policy.min_count != pg.policy.min_count:
+            self.log.event(self.now, "PodGroup", pg.key, "", EventReason.MIN_COUNT_CHANGED, f"minCount {old.policy.min_count} -> {pg.policy.min_count}")
+        self.scheduler.on_podgroup_update(old, pg)
+
+    def _delete_podgroup(self, ev: TraceEvent) -> None:
+        key = f"{ev.namespace}/{ev.name}"
+        self.pod_groups.pop(key, None)
+        self.scheduler.on_podgroup_delete(key)
+
+    def _configure_group_gang(self, g: Gang, pg: PodGroup) -> None:
+        if pg.rendezvous_timeout_ms is not None:
+            g.rendezvous_ms = pg.rendezvous_timeout_ms
+        if g.record is not None:
+            g.record.priority = pg.priority
+        self.jobs_model.set_min_count(g, pg.policy.min_count if pg.policy.kind is PolicyKind.GANG else None)
+
+    # PDBs
+    def _create_poddisruptionbudget(self, ev: TraceEvent) -> None:
+        self.scheduler.on_pdb_add(ev.obj)  # type: ignore[arg-type]
+
+    def _patch_poddisruptionbudget(self, ev: TraceEvent) -> None:
+        self.scheduler.on_pdb_add(ev.obj)  # type: ignore[arg-type]
+
+    def _delete_poddisruptionbudget(self, ev: TraceEvent) -> None:
+        self.scheduler.on_pdb_delete(f"{ev.namespace}/{ev.name}")
+
+    # ---- pod lifecycle ------------------------------------------------------------------------
+    def _gang_for_group(self, key: str, *, submitted_ms: int) -> Gang:
+        pg = self.pod_groups.get(key)
+        return self.jobs_model.gang(key, "PodGroup", submitted_ms=submitted_ms, priority=pg.priority if pg else 0)
+
+    def gang_of(self, pod: Pod, uid: int) -> Gang:
+        spec = pod.spec
+        if spec.scheduling_group:
+            key = f"{pod.namespace}/{spec.scheduling_group}"
+            fresh = key not in self.jobs_model.gangs
+            g = self._gang_for_group(key, submitted_ms=self.now)
+            if fresh and key in self.pod_groups:
+                self._configure_group_gang(g, self.pod_groups[key])
+            if g.record is not None and not g.members and g.record.started_ms is None:
+                g.record.submitted_ms = max(g.record.submitted_ms, self.now)
+            return g
+        if pod.job:
+            key = f"{pod.namespace}/{pod.job}"
+            fresh = key not in self.jobs_model.gangs
+            g = self.jobs_model.gang(key, "Job", submitted_ms=self.now, priority=spec.priority)
+            if fresh:
+                js = self.jobs.get(key)
+                g.expected_pods = js.job.parallelism if js else None
+            return g
+        g = self.jobs_model.gang(f"{pod.key}#{uid}", LONE, submitted_ms=self.now, priority=spec.priority)
+        g.expected_pods = 1
+        return g
+
+    def create_pod(self, pod: Pod) -> SimPod | None:
+        if pod.key in self.pods:
+            return None  # validated at load; a Job index collision would land here
+        uid = self._next_uid()
+        attempt = self._attempt_of.get(pod.key, -1) + 1
+        self._attempt_of[pod.key] = attempt
+        gang = self.gang_of(pod, uid)
+        spec = pod.spec
+        if spec.duration_ms is not None:
+            gang.duration_ms = max(gang.duration_ms or 0, spec.duration_ms)
+        if spec.checkpoint_interval_ms is not None:
+            gang.checkpoint_ms = spec.checkpoint_interval_ms
+        group = self.pod_groups.get(gang.key) if gang.kind == "PodGroup" else None
+        if spec.rendezvous_timeout_ms is not None and (group is None or group.rendezvous_timeout_ms is None):
+            gang.rendezvous_ms = spec.rendezvous_timeout_ms
+        record = PodRecord(
+            pod=pod.key,
+            attempt=attempt,
+            gang=gang.key if gang.kind != LONE else "",
+            namespace=pod.namespace,
+            gpus=spec.gpus,
+            priority=spec.priority,
+            created_ms=self.now,
+        )
+        self.log.pods.append(record)
+        sp = SimPod(uid, pod, record, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
+        self.pods[pod.key] = sp
+        self.by_uid[uid] = sp
+        self.jobs_model.add_member(gang, uid, sp, pod.name, spec.gpus, self.now)
+        if attempt > 0:
+            self.log.event(self.now, "Pod", pod.key, "", EventReason.RECREATED, f"attempt {attempt}")
+        self.pending_pods += 1
+        if spec.gpus:
+            self.pending_gpu_pods += 1
+        if spec.node_name:
+            self._admit_direct(sp)
+        else:
+            sp.info = self.scheduler.on_pod_add(pod, uid)
+        self._sample()
+        return sp
+
+    def _admit_direct(self, sp: SimPod) -> None:
+        """A pod created with ``spec.nodeName`` skips the scheduler; the kubelet admits it if it fits."""
+        name = sp.pod.spec.node_name
+        sched = self.scheduler
+        row = sched.nodes.row_of.get(name)
+        if row is not None:
+            demand = sched.resources.vector(sp.pod.spec.requests, pod=True)
+            if (sched.nodes.free[row] >= demand).all():
+                sp.info = sched.on_pod_assigned(sp.pod, sp.uid, row)
+                self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.SCHEDULED, f"Assigned {sp.pod.key} to {name} by spec.nodeName")
+                self.bind(sp.info, row)
+                return
+        reason = "node not found" if row is None else "insufficient resources"
+        self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.REJECTED, f"kubelet admission on {name}: {reason}")
+        self._end_pod(sp, EndReason.REJECTED, recreate=False)
+
+    def _end_pod(self, sp: SimPod, reason: str, *, recreate: bool = True) -> None:
+        if sp.state == ENDED:
+            return
+        now = self.now
+        state = sp.state
+        if state == RUNNING:
+            self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, reason=f"{sp.pod.key} {reason}")
+        if state in (RUNNING, TERMINATING, WAITING):
+            self.gpus_allocated -= sp.gpus
+        if state in (PENDING, WAITING):
+            self.pending_pods -= 1
+            if sp.gpus:
+                self.pending_gpu_pods -= 1
+        sp.state = ENDED
+        if sp.info is not None:
+            if sp.info.phase is PodPhase.WAITING:
+                self.scheduler.forget_waiting(sp.info)
+            self.scheduler.on_pod_delete(sp.info)
+        sp.record.ended_ms = now
+        sp.record.end_reason = reason
+        self.pods.pop(sp.pod.key, None)
+        self.by_uid.pop(sp.uid, None)
+        self.jobs_model.removed(sp.gang, sp.uid)
+        self._victim_ended(sp.uid)
+        if state in (PENDING, WAITING):
+            self.preemptor_gone(sp.pod.key)
+        if reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
+            self.log.event(now, "Pod", sp.pod.key, sp.record.node, reason, "")
+        js = self.jobs.get(sp.job_key) if sp.job_key else None
+        if js is not None and js.pods.get(sp.pod.index) is sp:  # type: ignore[arg-type]
+            del js.pods[sp.pod.index]  # type: ignore[arg-type]
+            if recreate and not js.deleted and not sp.gang.finished and reason != EndReason.COMPLETED:
+                self._create_job_pod(js, sp.pod.index)  # type: ignore[arg-type]
+        self._sample()
+
+    def _fail_pods(self, sps: list, reason: str) -> None:
+        for sp in sps:
+            self._end_pod(sp, reason)
+
+    def _complete_gang(self, g: Gang) -> None:
+        for sp in list(g.members.values()):
+            if sp.state == RUNNING:
+                self._end_pod(sp, EndReason.COMPLETED)
+            else:
+                self._end_pod(sp, EndReason.CANCELLED, recreate=False)
+
+    # ---- end of run -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Settle the gang states at the horizon."""
+        for g in self.jobs_model.gangs.values():
+            if g.record is None:
+                continue
+            if g.record.state == GangState.RUNNING and not g.progressing:
+                g.record.state = GangState.STALLED
+        self.finish()

@@ -1,0 +1,102 @@
+"""A discrete-event loop in integer milliseconds (after SimPy's ``Environment``).
+
+Heap entries are ``(t_ms, phase, seq, handler, payload)``. ``seq`` comes from a counter owned by
+the engine, so two engines never share state and equal-time entries keep insertion order within a
+phase. Timers are cancelled lazily: the owner keeps a token and stale entries are skipped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from enum import IntEnum
+from typing import Any
+
+Handler = Callable[[Any], None]
+
+
+class Phase(IntEnum):
+    """Order of work inside one instant (documented in README "Time and ordering")."""
+
+    API = 0  # trace events: objects created, patched, deleted, nodes failing
+    KUBELET = 1  # pods finishing their work, victims ending their grace period
+    TIMEOUT = 2  # rendezvous and Permit timeouts
+    QUEUE = 3  # backoff expiry and the unschedulable-pods flush
+    SCHEDULE = 4  # the scheduler drains its queue (binding takes no simulated time)
+    OBSERVE = 5  # after everything else at this instant (e.g. deciding "in vain")
+
+
+class Timer:
+    """A cancellable heap entry (lazy deletion)."""
+
+    __slots__ = ("cancelled", "t_ms", "_engine", "_productive")
+
+    def __init__(self, t_ms: int, engine: "Engine", productive: bool) -> None:
+        self.t_ms = t_ms
+        self.cancelled = False
+        self._engine = engine
+        self._productive = productive
+
+    def cancel(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            if self._productive:
+                self._engine.productive -= 1
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.now: int = 0
+        self._heap: list[tuple[int, int, int, Handler, Any]] = []
+        self._seq = itertools.count()
+        self.steps = 0
+        # entries that can change the cluster (not queue housekeeping): the run is idle at 0
+        self.productive = 0
+
+    def at(self, t_ms: int, phase: Phase, handler: Handler, payload: Any = None, *, productive: bool = True) -> None:
+        if t_ms < self.now:
+            raise RuntimeError(f"event scheduled in the past: {t_ms} < {self.now}")
+        if productive:
+            self.productive += 1
+            inner = handler
+
+            def handler(p: Any, _inner: Handler = inner) -> None:
+                self.productive -= 1
+                _inner(p)
+
+        heapq.heappush(self._heap, (t_ms, phase, next(self._seq), handler, payload))
+
+    def timer(self, t_ms: int, phase: Phase, handler: Handler, payload: Any = None) -> Timer:
+        """Like ``at`` but cancellable; a cancelled timer stops counting as productive at once."""
+        token = Timer(t_ms, self, True)
+        self.productive += 1
+
+        def fire(p: Any, _token: Timer = token, _handler: Handler = handler) -> None:
+            if not _token.cancelled:
+                self.productive -= 1
+                _token.cancelled = True
+                _handler(p)
+
+        heapq.heappush(self._heap, (t_ms, phase, next(self._seq), fire, payload))
+        return token
+
+    def peek(self) -> int | None:
+        return self._heap[0][0] if self._heap else None
+
+    def run(self, until_ms: int, stop: Callable[[], bool] | None = None) -> None:
+        """Run every entry with ``t_ms < until_ms`` (the horizon is exclusive).
+
+        ``stop`` is asked between instants; returning True ends the run early.
+        """
+        heap = self._heap
+        pop = heapq.heappop
+        while heap and heap[0][0] < until_ms:
+            t = heap[0][0]
+            if t != self.now:
+                if stop is not None and stop():
+                    return
+                self.now = t
+            _, _, _, handler, payload = pop(heap)
+            self.steps += 1
+            handler(payload)
