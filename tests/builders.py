@@ -124,3 +124,35 @@ def make_trace(*events: TraceEvent, config: SchedulerConfig | None = None, horiz
 
 
 NO_BACKOFF = SchedulerConfig(pod_initial_backoff_ms=0, pod_max_backoff_ms=0)
+
+
+def run(trace: Trace, policy: str = "pod", **kw):
+    from gangsim.sim.replay import replay
+
+    return replay(trace, policy, check_invariants=True, **kw)
+
+
+def placements(log, *, bound_only: bool = True) -> dict[str, str]:
+    """pod name -> node of its latest bound incarnation."""
+    out: dict[str, str] = {}
+    for p in log.pods:
+        if p.bound_ms is not None or not bound_only:
+            out[p.pod.split("/", 1)[1]] = p.node
+    return out
+
+
+def pod_rows(log, name: str) -> list:
+    return [p for p in log.pods if p.pod.split("/", 1)[1] == name]
+
+
+def events_of(log, name: str, reason: str | None = None) -> list[tuple[int, str, str]]:
+    out = []
+    for i in range(len(log.ev_t_ms)):
+        obj = log.ev_object[i]
+        if obj.split("/", 1)[-1] == name and (reason is None or log.ev_reason[i] == reason):
+            out.append((log.ev_t_ms[i], log.ev_reason[i], log.ev_message[i]))
+    return out
+
+
+def victims(log) -> list[str]:
+    return sorted(v.victim_pod.split("/", 1)[1] for v in log.victims)

@@ -1,0 +1,135 @@
+"""The ``gangsim`` command line (Typer). Thin: parse, call ``pipeline``, print, map errors to
+exit codes (0 ok, 1 a --fail-if held / validate found problems, 2 bad input, 3 a bug)."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gangsim import __version__, pipeline
+from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.errors import GangsimError, UsageError
+from gangsim.report import render_json, render_markdown, render_terminal, write_report
+
+app = typer.Typer(
+    name="gangsim",
+    help="What would the Kubernetes scheduler do with these jobs? Replay traces under pod-by-pod, "
+    "Permit-barrier and Workload-Scheduling-Cycle gang scheduling and compare GPU idle time, "
+    "gang wait time and preemption victims.",
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+class PolicyName(StrEnum):
+    gang = "gang"
+    permit = "permit"
+    pod = "pod"
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    sys.stderr.write(f"gangsim: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def _horizon_ms(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_duration_ms(text)
+    except DurationError as exc:
+        raise UsageError(f"--horizon: Invalid value: {text!r}: {exc}") from None
+
+
+def _progress_bar(enabled: bool):
+    """A progress bar on stderr for long replays; off when stderr is not a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        return None, None
+    progress = Progress(TextColumn("replaying"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of simulated time"), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    task = progress.add_task("replay", total=1)
+
+    def update(now: int, until: int) -> None:
+        progress.update(task, completed=min(1.0, now / until) if until else 1.0)
+
+    return progress, update
+
+
+@app.command()
+def run(
+    traces: Annotated[list[Path], typer.Argument(help="Trace files or directories (merged in order).", show_default=False)],
+    policy: Annotated[PolicyName, typer.Option("--policy", "-p", case_sensitive=False, help="Scheduler policy.")] = PolicyName.gang,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write report tables (Parquet + CSV) and summary.json here.")] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", case_sensitive=False, help="What to print on stdout.")] = OutputFormat.table,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for upstream's random tie-breaks (default: node order).")] = None,
+    horizon: Annotated[str | None, typer.Option("--horizon", help="Stop at this simulated time (e.g. 24h).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")] = None,
+    top: Annotated[int, typer.Option("--top", help="Rows in the terminal tables.")] = 10,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
+) -> None:
+    """Replay TRACE under one policy and report GPU idle time, gang waits and preemption victims."""
+    horizon_ms = _horizon_ms(horizon)
+    trace = pipeline.load([str(t) for t in traces], config_path=config)
+    bar, update = _progress_bar(progress and fmt is OutputFormat.table)
+    if bar is not None:
+        with bar:
+            report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms, progress=update)
+    else:
+        report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms)
+    if out is not None:
+        write_report(report, out)
+    if fmt is OutputFormat.json:
+        sys.stdout.buffer.write(render_json(report))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(render_markdown(report, top=top))
+    else:
+        render_terminal(report, Console(), top=top)
+        if out is not None:
+            Console(stderr=True).print(f"[dim]report written to {out}[/dim]")
+
+
+@app.command()
+def version() -> None:
+    """Print the gangsim version."""
+    print(__version__)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except GangsimError as exc:
+        sys.stderr.write(f"gangsim: error: {exc}\n")
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("gangsim: aborted\n")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # a click usage error or a bug
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        traceback.print_exc()
+        sys.stderr.write(f"gangsim: internal error ({type(exc).__name__}); this is a bug, please report it with the trace that caused it\n")
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()
