@@ -17,6 +17,9 @@ class ClusterAPI(Protocol):
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
         """Run ``handler`` at ``t_ms`` in the QUEUE phase (backoff and flush timers)."""
 
+    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> None:
+        """Run ``handler`` at ``t_ms`` in the TIMEOUT phase (e.g. the Permit deadline)."""
+
     def request_cycle(self) -> None:
         """Make sure the scheduler runs (SCHEDULE phase) at the current instant."""
 
@@ -38,6 +41,12 @@ class ClusterAPI(Protocol):
 
     def attempted(self, pod: PodInfo) -> None:
         """A scheduling attempt of the pod started."""
+
+    def gated(self, pod: PodInfo, message: str) -> None:
+        """The pod is held at PreEnqueue with ``message``."""
+
+    def group_attempted(self, key: str) -> None:
+        """A PodGroup scheduling cycle started for group ``key``."""
 
     def attempt_started(self, ref: str) -> None:
         """A scheduling attempt of a pod (``ns/name``) or PodGroup started."""

@@ -11,20 +11,23 @@ import numpy as np
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
-from gangsim.eventlog import EventLog
+from gangsim.eventlog import EventLog, EventReason
 from gangsim.scheduler.cache.node_table import NodeTable, ResourceIndex
+from gangsim.scheduler.cache.podgroup_state import PodGroupState
 from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodPhase, QueuedEntity
 from gangsim.scheduler.interface import ClusterAPI
-from gangsim.scheduler.plugins import names
+from gangsim.scheduler.plugins import gangscheduling, names
 from gangsim.scheduler.preemption.classic import Evaluator
 from gangsim.scheduler.preemption.units import VictimUnit
 from gangsim.scheduler.profiles import Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
+from gangsim.scheduler.permit import PermitBarrier
 from gangsim.scheduler.schedule_one import schedule_one
+from gangsim.scheduler.schedule_podgroup import schedule_podgroup
 
 # Plugins whose queueing hints return Queue for each cluster event (coarse EventsToRegister).
 ALL_FILTERS = (
@@ -114,6 +117,8 @@ class Scheduler:
         self.entity_of: dict[int, QueuedEntity] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.pod_groups: dict[str, PodGroup] = {}
+        self.group_states: dict[str, PodGroupState] = {}
+        self.permit = PermitBarrier(self) if policy.permit_barrier else None
         self.cycles = 0
         self._cycles_now = 0
         self._cycles_at = -1
@@ -141,10 +146,21 @@ class Scheduler:
 
     # ---- PreEnqueue ---------------------------------------------------------------------------
     def pre_enqueue(self, e: QueuedEntity) -> Status | None:
+        """SchedulingGates, then GangScheduling; a group entity is gated if any pod is (§4.4)."""
+        status = None
         for pod in e.pods:
             if pod.spec.scheduling_gates:
-                return Status.unresolvable(SCHEDULING_GATES_MSG.format(" ".join(pod.spec.scheduling_gates)), plugin=names.SCHEDULING_GATES)
-        return None
+                status = Status.unresolvable(SCHEDULING_GATES_MSG.format(" ".join(pod.spec.scheduling_gates)), plugin=names.SCHEDULING_GATES)
+                break
+            if self.policy.gang_pre_enqueue and pod.group_key:
+                status = gangscheduling.pre_enqueue(self.group_states.get(pod.group_key), pod.spec.scheduling_group)
+                if status is not None:
+                    break
+        if status is not None and status.message != e.gated_message:
+            for pod in e.pods:
+                self.log.event(self.cluster.now, "Pod", pod.key, "", EventReason.GATED, status.message)
+                self.cluster.gated(pod, status.message)
+        return status
 
     # ---- nodes -------------------------------------------------------------------------------
     def on_node_add(self, node: Node) -> None:
@@ -202,10 +218,19 @@ class Scheduler:
         self.pods[uid] = info
         self.bump()
         if pod.spec.scheduler_name not in self.frameworks:
-            return info
+            return info  # no profile: this scheduler never sees the pod (INTERFACE rule 7)
+        if self.policy.gang_pre_enqueue and info.group_key:
+            st = self.group_state(info.group_key)
+            st.members[uid] = info
+            if self.policy.group_entities:
+                self._add_to_group_entity(st, info)
+                self.cluster.request_cycle()
+                return info
         e = QueuedEntity(key=str(uid), pods=[info], timestamp_ms=self.cluster.now)
         self.entity_of[uid] = e
         self.queue.add(e)
+        if self.policy.gang_pre_enqueue and info.group_key:
+            self._gang_event(info.group_key)  # GangScheduling hint: UnscheduledPod/Add of the group
         self.cluster.request_cycle()
         return info
 
@@ -233,8 +258,19 @@ class Scheduler:
         """The pod is gone (finished, deleted, victim terminated, node failed)."""
         self.pods.pop(info.uid, None)
         e = self.entity_of.pop(info.uid, None)
-        if e is not None:
+        if e is not None and not e.is_group:
             self.queue.remove(e)
+        if info.group_key:
+            st = self.group_states.get(info.group_key)
+            if st is not None:
+                st.members.pop(info.uid, None)
+                st.waiting.pop(info.uid, None)
+                ge = st.entity
+                if ge is not None and info in ge.pods:
+                    ge.pods.remove(info)
+                    if not ge.pods:
+                        self.queue.remove(ge)
+                        st.entity = None
         had_nomination = self.nominator.clear(info)
         if info.node_row != NO_NODE:
             self.snapshot.unassign(info)
@@ -257,44 +293,111 @@ class Scheduler:
     def group_exists(self, key: str) -> bool:
         return key in self.pod_groups
 
+    def group_state(self, key: str) -> PodGroupState:
+        st = self.group_states.get(key)
+        if st is None:
+            st = PodGroupState(key, self.pod_groups.get(key))
+            self.group_states[key] = st
+        return st
+
     def on_podgroup_add(self, pg: PodGroup) -> None:
         self.pod_groups[pg.key] = pg
+        st = self.group_state(pg.key)
+        st.group = pg
+        if st.entity is not None:
+            st.entity.group = pg
         self.bump()
+        self._gang_event(pg.key)
 
     def on_podgroup_update(self, old: PodGroup | None, new: PodGroup) -> None:
         self.pod_groups[new.key] = new
+        st = self.group_state(new.key)
+        st.group = new
+        if st.entity is not None:
+            st.entity.group = new
         self.bump()
+        # GangScheduling hint: PodGroup/Update queues only when minCount decreased
+        if old is None or new.policy.min_count < old.policy.min_count:
+            self._gang_event(new.key)
 
     def on_podgroup_delete(self, key: str) -> None:
         self.pod_groups.pop(key, None)
+        st = self.group_states.get(key)
+        if st is not None:
+            st.group = None
+            if st.entity is not None:
+                st.entity.group = None
         self.bump()
+
+    def _add_to_group_entity(self, st: PodGroupState, info: PodInfo) -> None:
+        """Gang policy: a pod joins its group's queue entity (created at the first arrival)."""
+        e = st.entity
+        if e is None:
+            e = QueuedEntity(key="pg:" + st.key, pods=[info], group=st.group, group_key=st.key, timestamp_ms=self.cluster.now)
+            st.entity = e
+            self.entity_of[info.uid] = e
+            self.queue.add(e)
+            return
+        e.pods.append(info)
+        self.entity_of[info.uid] = e
+        if e.where == "gated":
+            self.queue.move_entity(e)
+            if e.where == "gated":  # still held: tell this pod why, as its siblings were told
+                self.log.event(self.cluster.now, "Pod", info.key, "", EventReason.GATED, e.gated_message)
+                self.cluster.gated(info, e.gated_message)
+
+    def _gang_event(self, key: str) -> None:
+        """A cluster event the GangScheduling queueing hints answer with Queue for group ``key``."""
+        st = self.group_states.get(key)
+        if st is None:
+            return
+        if st.entity is not None:
+            self.queue.move_entity(st.entity)
+        else:
+            for member in list(st.members.values()):
+                e = self.entity_of.get(member.uid)
+                if e is not None and (e.where == "gated" or (e.where == "unschedulable" and names.GANG_SCHEDULING in e.unschedulable_plugins)):
+                    self.queue.move_entity(e)
+        self.cluster.request_cycle()
 
     # ---- Permit (the v1.35 barrier lives in gangsim.scheduler.plugins.gangscheduling) ----------
     def run_permit(self, pod: PodInfo, row: int) -> Status | None:
         """None: allowed, bind now. A WAIT status: the pod keeps its reservation and waits."""
-        return None
+        if self.permit is None:
+            return None
+        return self.permit.permit(pod, row)
 
     def reject_waiting(self, pod: PodInfo, reason: str) -> None:
         """A pod waiting at Permit is rejected: unreserve and requeue."""
+        if self.permit is not None:
+            self.permit.reject(pod, reason)
 
     def forget_waiting(self, pod: PodInfo) -> None:
         """A pod waiting at Permit was deleted."""
+        if self.permit is not None:
+            self.permit.forget(pod)
 
     def on_assigned(self, pod: PodInfo) -> None:
         self.queue.move_for_plugins(EVENT_ASSIGNED_POD_ADD)
 
+    def pod_group_post_filter(self, e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result, status: Status) -> tuple[str, Status]:
+        """PodGroupPostFilter (§8.1 step 6): workload-aware preemption for a failed group cycle."""
+        from gangsim.scheduler.schedule_podgroup import UNSCHEDULABLE
+
+        return UNSCHEDULABLE, status
+
     # ---- preemption helpers -------------------------------------------------------------------
     def preempt_victims(self, victims: list[PodInfo], preemptor: str, priority: int, message: str) -> None:
         """Actuate one decision: waiting pods are rejected at Permit, others are deleted."""
-        deletions = []
+        if not victims:
+            return
+        waiting = [v for v in victims if v.phase is PodPhase.WAITING]
         for v in victims:
-            if v.phase is PodPhase.WAITING:
-                self.reject_waiting(v, "preempted")
-            else:
+            if v.phase is not PodPhase.WAITING:
                 v.terminating = True
-                deletions.append((v, v.node_row))
-        if deletions:
-            self.cluster.preempt(deletions, preemptor, priority, message)
+        self.cluster.preempt([(v, v.node_row) for v in victims], preemptor, priority, message)
+        for v in waiting:
+            self.reject_waiting(v, "preempted")
 
     def victim_priority(self, pod: PodInfo) -> int:
         return pod.priority
@@ -335,7 +438,10 @@ class Scheduler:
             if self._cycles_now > MAX_CYCLES_PER_INSTANT:
                 raise RuntimeError(f"scheduler did not settle at t={now} ms (livelock)")
             self.cycles += 1
-            schedule_one(self, e)
+            if e.is_group:
+                schedule_podgroup(self, e)
+            else:
+                schedule_one(self, e)
 
     def is_settled(self) -> bool:
         """Nothing left that a retry could change: every queued entity is gated or was last

@@ -93,6 +93,9 @@ class Cluster:
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
         self.engine.at(t_ms, Phase.QUEUE, lambda _p: handler(), productive=False)
 
+    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> None:
+        self.engine.at(t_ms, Phase.TIMEOUT, lambda _p: handler())
+
     def request_cycle(self) -> None:
         now = self.engine.now
         if self._cycle_requested_at == now:
@@ -109,6 +112,17 @@ class Cluster:
         if sp is not None:
             sp.record.scheduling_attempts += 1
         self.attempt_started(info.key)
+
+    def gated(self, info: PodInfo, message: str) -> None:
+        sp = self.by_uid.get(info.uid)
+        if sp is not None:
+            sp.record.waiting_reason = message
+
+    def group_attempted(self, key: str) -> None:
+        g = self.jobs_model.gangs.get(key)
+        if g is not None and g.record is not None:
+            g.record.schedule_attempts += 1
+        self.attempt_started(key)
 
     def scheduling_failed(self, info: PodInfo, message: str) -> None:
         sp = self.by_uid.get(info.uid)
@@ -158,8 +172,15 @@ class Cluster:
             sp = self.by_uid.get(info.uid)
             if sp is None or sp.state in (ENDED, TERMINATING):
                 continue
-            info.terminating = True
             node = self.scheduler.nodes.names[row] if row >= 0 else ""
+            if sp.state == WAITING:
+                # rejected at Permit rather than deleted: its reservation is released at once
+                rec = VictimRecord(now, sp.record.pod, sp.record.attempt, sp.record.gang, self.scheduler.victim_priority(info), node, preemptor, preemptor_priority, sp.gpus, 0, None, now)
+                self.log.victims.append(rec)
+                records.append(rec)
+                self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Rejected at Permit, preempted by {preemptor} on node {node}")
+                continue
+            info.terminating = True
             lost = 0
             if sp.state == RUNNING:
                 lost = self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, reason=f"preempted by {preemptor}", by_preemption=True)
@@ -185,7 +206,7 @@ class Cluster:
             grace = info.spec.termination_grace_ms
             self.engine.at(now + grace, Phase.KUBELET, self._victim_gone, sp)
         if records:
-            d = Decision(preemptor, records, alive=len(records))
+            d = Decision(preemptor, records, alive=len(marked), armed=not marked)
             self._decisions.setdefault(preemptor, []).append(d)
             for uid, rec in marked:
                 self._decision_of_victim[uid] = (d, rec)

@@ -71,6 +71,7 @@ class QueuedEntity:
     key: str
     pods: list[PodInfo]
     group: PodGroup | None = None
+    group_key: str = ""  # set for a PodGroup entity (even before the PodGroup object exists)
     timestamp_ms: int = 0
     initial_attempt_ms: int | None = None
     attempts: int = 0
@@ -87,7 +88,7 @@ class QueuedEntity:
 
     @property
     def is_group(self) -> bool:
-        return self.group is not None
+        return bool(self.group_key)
 
     @property
     def priority(self) -> int:

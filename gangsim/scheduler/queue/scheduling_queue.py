@@ -23,6 +23,7 @@ from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
 from gangsim.scheduler.framework.types import QueuedEntity
 
+NEVER = 1 << 62
 ACTIVE = "active"
 BACKOFF = "backoff"
 UNSCHEDULABLE = "unschedulable"
@@ -147,12 +148,15 @@ class SchedulingQueue:
         e.where = ACTIVE
         heapq.heappush(self._active, (-e.priority, e.timestamp_ms, e.seq, self._tokens[e.key], e))
 
-    def _push_backoff(self, e: QueuedEntity) -> None:
+    def _push_backoff(self, e: QueuedEntity, done: int | None = None) -> None:
         self._detach(e)
         e.where = BACKOFF
-        done = self.backoff_done_ms(e)
-        heap = self._error_backoff if e.consecutive_errors > 0 else self._backoff
+        if done is None:
+            done = self.backoff_done_ms(e)
+        heap = self._backoff if done == NEVER or e.consecutive_errors == 0 else self._error_backoff
         heapq.heappush(heap, (done, -e.priority, e.timestamp_ms, e.seq, self._tokens[e.key], e))
+        if done == NEVER:
+            return
         if self._backoff_wake is None or done < self._backoff_wake:
             self._backoff_wake = done
             self._wake_at(done)
@@ -178,6 +182,10 @@ class SchedulingQueue:
             if self._run_pre_enqueue(e):
                 if self.is_backing_off(e):
                     self._push_backoff(e)
+                elif e.last_attempt_generation == self._generation():
+                    # No backoff and nothing changed since the attempt: an immediate retry would
+                    # repeat it exactly (a zero-time spin). Wait in backoffQ for the next change.
+                    self._push_backoff(e, done=NEVER)
                 else:
                     self._push_active(e)
         else:
@@ -189,6 +197,13 @@ class SchedulingQueue:
         self.entities[e.key] = e
         if self._run_pre_enqueue(e):
             self._push_active(e)
+
+    def reposition(self, e: QueuedEntity) -> None:
+        """Re-insert ``e`` after its timestamp changed."""
+        if e.where == ACTIVE:
+            self._push_active(e)
+        elif e.where == BACKOFF:
+            self._push_backoff(e)
 
     def done(self, e: QueuedEntity) -> None:
         """The entity left the queue for good (bound, deleted)."""
@@ -246,7 +261,7 @@ class SchedulingQueue:
         for heap in (self._backoff, self._error_backoff):
             while heap and heap[0][4] != self._tokens.get(heap[0][5].key):
                 heapq.heappop(heap)
-            if heap and (best is None or heap[0][0] < best):
+            if heap and heap[0][0] != NEVER and (best is None or heap[0][0] < best):
                 best = heap[0][0]
         return best
 
@@ -296,11 +311,9 @@ class SchedulingQueue:
                 self._detach(e)
                 e.where = INFLIGHT
                 return e
-        if self.config.pop_from_backoff:
-            return self._pop_backoff_early()
-        return None
+        return self._pop_backoff_early(waiting_for_change_only=not self.config.pop_from_backoff)
 
-    def _pop_backoff_early(self) -> QueuedEntity | None:
+    def _pop_backoff_early(self, *, waiting_for_change_only: bool) -> QueuedEntity | None:
         gen = self._generation()
         heap = self._backoff
         skipped: list[tuple] = []
@@ -310,7 +323,7 @@ class SchedulingQueue:
             e = item[5]
             if item[4] != self._tokens.get(e.key):
                 continue
-            if e.last_attempt_generation == gen:
+            if e.last_attempt_generation == gen or (waiting_for_change_only and item[0] != NEVER):
                 skipped.append(item)
                 continue
             found = e

@@ -1,0 +1,10 @@
+"""Trace files → ``gangsim.api.trace.Trace`` (YAML, JSON, JSON Lines; KubeSchedulerConfiguration).
+
+Layering: imports only ``gangsim.api``, ``gangsim.errors``, the stdlib, ``yaml`` and ``orjson``.
+Every problem is a ``gangsim.errors.InputError`` whose ``str()`` is one line:
+``file:line: Kind ns/name: field.path: Invalid value: "x": detail``.
+"""
+
+from gangsim.load.trace import load_config, load_trace
+
+__all__ = ["load_config", "load_trace"]

@@ -1,0 +1,211 @@
+"""Raw object documents → api objects, one decoder per kind.
+
+``Decoder.decode`` checks kind and apiVersion, decodes metadata and the gangsim annotations, then
+the kind's fields. Every problem is an ``InputError`` located at file, line and object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import orjson
+
+from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, Source
+from gangsim.api.quantity import PODS
+from gangsim.errors import InputError, forbidden, invalid, required
+from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
+from gangsim.load.fields import Obj, Shown
+from gangsim.load.groups import decode_pod_group, decode_workload
+from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
+from gangsim.load.podspec import decode_pod_spec, resource_map
+from gangsim.load.priority import Priorities, decode_priority_class
+from gangsim.load.selectors import label_selector, taints
+
+_TOP = {"apiVersion", "kind", "metadata", "spec", "status"}
+_NODE_SPEC_HARMLESS = {"providerID", "podCIDR", "podCIDRs", "externalID", "configSource", "doNotUseExternalID"}
+_JOB_SPEC_HARMLESS = {
+    "backoffLimit", "backoffLimitPerIndex", "maxFailedIndexes", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
+    "selector", "manualSelector", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy",
+}  # fmt: skip
+_PERCENT = re.compile(r"^[0-9]+%$")
+JOB_NAME_MAX = 63  # a Job's name ends up in pod labels (≤63 characters)
+
+
+@dataclass(slots=True)
+class Decoded:
+    kind: str
+    namespace: str
+    name: str
+    obj: object  # Node | NodePool | Pod | Job | PriorityClass | PodDisruptionBudget | PodGroup | Workload
+    meta: Meta
+
+
+class Warnings:
+    """Harmless things the loader ignored; repeated ones are folded into one line."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._seen: set[str] = set()
+        self._status: dict[str, list[str]] = {}
+
+    def add(self, message: str) -> None:
+        if message not in self._seen:
+            self._seen.add(message)
+            self._lines.append(message)
+
+    def ignored_status(self, ref: str) -> None:
+        kind = ref.split(" ", 1)[0]
+        self._status.setdefault(kind, []).append(ref)
+
+    def result(self) -> list[str]:
+        out = list(self._lines)
+        for kind, refs in self._status.items():
+            if len(refs) == 1:
+                out.append(f"ignored status of {refs[0]}")
+            else:
+                out.append(f"ignored status of {len(refs)} {kind}s (e.g. {refs[0]}): gangsim replays objects, not their recorded state")
+        return out
+
+
+class Decoder:
+    def __init__(self, priorities: Priorities, warnings: Warnings) -> None:
+        self.priorities = priorities
+        self.warnings = warnings
+        self._specs: dict[bytes, object] = {}
+        self._decoders: dict[str, Callable[[Obj, Meta, Source], object]] = {
+            "Node": self._node,
+            "NodePool": self._node_pool,
+            "Pod": self._pod,
+            "Job": self._job,
+            "PriorityClass": lambda doc, meta, src: decode_priority_class(doc, meta, src),
+            "PodDisruptionBudget": self._pdb,
+            "PodGroup": lambda doc, meta, src: decode_pod_group(doc, meta, self.priorities, src),
+            "Workload": lambda doc, meta, src: decode_workload(doc, meta, self.priorities, src),
+        }
+
+    def decode(self, raw: Mapping, source: Source, *, status_warning: bool = True) -> Decoded:
+        """Decode one object document; errors are located at ``source`` and the object."""
+        kind = ""
+        try:
+            kind = check_type(raw, source.line, allowed=OBJECT_KINDS)
+            doc = Obj(raw, "", source.line)
+            rule, max_len = ("subdomain", JOB_NAME_MAX) if kind == "Job" else ("subdomain", None)
+            meta = decode_meta(doc, kind, name_rule=rule, name_max=max_len, warn=self.warnings.add)
+            obj = self._decoders[kind](doc, meta, source)
+        except InputError as exc:
+            raise exc.located(file=source.file, line=source.line, obj=raw_ref(kind, raw) if kind else None) from None
+        if status_warning and kind == "Pod" and raw.get("status"):
+            self.warnings.ignored_status(raw_ref(kind, raw))
+        return Decoded(kind, meta.namespace, meta.name, obj, meta)
+
+    # --- nodes ---------------------------------------------------------------------------------
+
+    def _node_body(self, spec: Obj | None, status: Obj | None, owner: Obj, name: str, labels: dict[str, str], source: Source) -> Node:
+        node_taints: tuple = ()
+        unschedulable = False
+        if spec is not None:
+            spec.check_keys({"taints", "unschedulable"} | _NODE_SPEC_HARMLESS)
+            node_taints = taints(spec)
+            unschedulable = spec.bool("unschedulable")
+        if status is not None and "allocatable" in status:
+            allocatable = resource_map(status, "allocatable", node=True)
+        elif status is not None and "capacity" in status:
+            allocatable = resource_map(status, "capacity", node=True)
+        else:
+            where = status or owner
+            path = status.fp("allocatable") if status else owner.fp("status.allocatable")
+            raise where.error("allocatable" if status else "status", required(path, "a node needs a size: set status.allocatable (or status.capacity)"))
+        allocatable.setdefault(PODS, DEFAULT_NODE_PODS)
+        labels = dict(labels)
+        labels.setdefault(HOSTNAME_LABEL, name)
+        return Node(name, labels, allocatable, node_taints, unschedulable, None, source)
+
+    def _node(self, doc: Obj, meta: Meta, source: Source) -> Node:
+        doc.check_keys(_TOP)
+        return self._node_body(doc.obj("spec"), doc.obj("status"), doc, meta.name, meta.labels, source)
+
+    def _node_pool(self, doc: Obj, meta: Meta, source: Source) -> NodePool:
+        doc.check_keys(_TOP)
+        spec = doc.obj("spec", req=True)
+        spec.check_keys({"count", "template"})
+        count = spec.int("count", lo=0)
+        if count is None:
+            raise spec.error("count", required(spec.fp("count")))
+        template = spec.obj("template", req=True)
+        template.check_keys({"metadata", "spec", "status"})
+        labels: dict[str, str] = {}
+        tmeta = template.obj("metadata")
+        if tmeta is not None:
+            tmeta.check_keys({"labels", "annotations"})
+            labels = tmeta.labels("labels")
+            for key in tmeta.mapping("annotations"):
+                if key.startswith(GANGSIM_PREFIX):
+                    ann = tmeta.obj("annotations")
+                    raise ann.error(key, forbidden(f"{ann.path}[{key}]", f"{key} is not read on a NodePool's template: set it on the NodePool"))
+        node = self._node_body(template.obj("spec"), template.obj("status"), template, meta.name, labels, source)
+        return NodePool(meta.name, count, node, source)
+
+    # --- workloads -----------------------------------------------------------------------------
+
+    def _pod(self, doc: Obj, meta: Meta, source: Source) -> Pod:
+        doc.check_keys(_TOP)
+        spec_obj = doc.obj("spec", req=True)
+        # Recorded traces repeat identical specs: decode each distinct (spec, labels, times) once.
+        key = orjson.dumps((spec_obj.d, meta.labels, meta.times), option=orjson.OPT_SORT_KEYS, default=str)
+        spec = self._specs.get(key)
+        if spec is None:
+            spec = decode_pod_spec(spec_obj, labels=meta.labels, times=meta.times, priorities=self.priorities)
+            self._specs[key] = spec
+        return Pod(meta.namespace, meta.name, spec, source=source)
+
+    def _job(self, doc: Obj, meta: Meta, source: Source) -> Job:
+        doc.check_keys(_TOP)
+        spec = doc.obj("spec", req=True)
+        spec.check_keys({"parallelism", "completions", "completionMode", "template"} | _JOB_SPEC_HARMLESS, {"suspend": "gangsim does not model suspended Jobs"})
+        parallelism = spec.int("parallelism", 1, lo=0)
+        completions = spec.int("completions", lo=0)
+        spec.enum("completionMode", ("NonIndexed", "Indexed"))
+        if completions is not None and completions != parallelism:
+            self.warnings.add(
+                f"Job {meta.namespace}/{meta.name}: spec.completions ({completions}) differs from spec.parallelism "
+                f"({parallelism}); gangsim runs parallelism pods and ignores completions"
+            )
+        template = spec.obj("template", req=True)
+        template.check_keys({"metadata", "spec"})
+        labels: dict[str, str] = {}
+        times: dict[str, int] = {}
+        tmeta = template.obj("metadata")
+        if tmeta is not None:
+            labels = tmeta.labels("labels")
+            times = gangsim_annotations(tmeta, "template")
+        pod_spec = decode_pod_spec(template.obj("spec", req=True), labels=labels, times=inherit_times(meta.times, times), priorities=self.priorities)
+        return Job(meta.namespace, meta.name, parallelism, pod_spec, source)
+
+    def _pdb(self, doc: Obj, meta: Meta, source: Source) -> PodDisruptionBudget:
+        doc.check_keys(_TOP)
+        spec = doc.obj("spec", req=True)
+        spec.check_keys({"selector", "minAvailable", "maxUnavailable", "unhealthyPodEvictionPolicy"})
+        selector = label_selector(spec.obj("selector"))
+        min_available = _int_or_percent(spec, "minAvailable")
+        max_unavailable = _int_or_percent(spec, "maxUnavailable")
+        if min_available is not None and max_unavailable is not None:
+            both = Shown({"minAvailable": min_available, "maxUnavailable": max_unavailable})
+            raise spec.error("maxUnavailable", invalid(spec.path, both, "minAvailable and maxUnavailable cannot be both set"))
+        if min_available is None and max_unavailable is None:
+            raise spec.error("minAvailable", required(spec.fp("minAvailable"), "one of minAvailable or maxUnavailable is required"))
+        return PodDisruptionBudget(meta.namespace, meta.name, selector, min_available, max_unavailable, source)
+
+
+def _int_or_percent(o: Obj, key: str) -> int | str | None:
+    value = o.raw(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not _PERCENT.match(value):
+            raise o.error(key, invalid(o.fp(key), value, "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"))
+        if int(value[:-1]) > 100:
+            raise o.error(key, invalid(o.fp(key), value, "must not be greater than 100%"))
+        return value
+    return o.int(key, lo=0)

@@ -1,0 +1,265 @@
+"""``load_trace``: files → ``api.Trace``.
+
+1. read documents (files in command-line order, a directory's files by name);
+2. collect raw events, configs and Trace settings;
+3. decode every PriorityClass first (classes resolve across the whole trace), then every created
+   object, in document order, so the first broken document is the one reported;
+4. replay the raw events in (time, order) against a store of live objects: duplicates, patches
+   and deletes of missing objects and changes to immutable fields are errors; NodePools expand
+   into their Nodes; PATCH events carry the re-decoded object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gangsim.api.config import SchedulerConfig
+from gangsim.api.duration import format_duration_ms
+from gangsim.api.objects import Node, NodePool, Source, object_ref
+from gangsim.api.trace import Op, Trace, TraceEvent
+from gangsim.errors import FieldError, InputError, invalid
+from gangsim.load.config import CONFIG_KIND, decode_config
+from gangsim.load.decode import Decoded, Decoder, Warnings
+from gangsim.load.documents import expand_paths, read_documents
+from gangsim.load.events import Collected, RawEvent, collect
+from gangsim.load.expand import pool_node, pool_node_raw
+from gangsim.load.fields import Obj, line_of, shown
+from gangsim.load.meta import ARRIVAL, REMOVE_AT, check_type
+from gangsim.load.patch import check_update, merge_patch, patch_document, patch_line
+from gangsim.load.priority import Priorities
+
+Key = tuple[str, str, str]  # (kind, namespace, name)
+# A remove-at DELETE shares its CREATE's order and sorts after it (and after a pool's node CREATEs,
+# which extend that order with the node index) even when both happen at the same instant.
+_AFTER_EXPANSION = 2**31
+
+
+def load_trace(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> Trace:
+    """Load and validate a trace; any problem raises ``InputError`` (one line: file:line: object: field: …)."""
+    files = expand_paths(paths)
+    if not files:
+        raise InputError("no trace files given")
+    collected = Collected()
+    for index, file in enumerate(files):
+        for doc in read_documents(file, index):
+            collect(doc, collected)
+    if config_path is not None:
+        _read_config_file(str(config_path), len(files), collected)
+    config = _single_config(collected)
+    warnings = Warnings()
+    decoder = Decoder(_priorities(collected, warnings), warnings)
+    events = _decode_creates(collected, decoder)
+    replayed = _Replay(decoder, warnings).run(events)
+    name = collected.trace_names[0] if collected.trace_names else Path(files[0]).stem
+    return Trace(
+        name=name,
+        events=replayed,
+        config=config,
+        horizon_ms=max(collected.horizons) if collected.horizons else None,
+        files=tuple(files),
+        warnings=warnings.result(),
+    )
+
+
+def load_config(path: str | Path) -> SchedulerConfig:
+    """A file holding one KubeSchedulerConfiguration (what ``--config FILE`` names)."""
+    collected = Collected()
+    _read_config_file(str(path), 0, collected)
+    return _single_config(collected)
+
+
+def _read_config_file(path: str, file_index: int, collected: Collected) -> None:
+    docs = read_documents(path, file_index)
+    if not docs:
+        raise InputError(f"no {CONFIG_KIND} document in this file", file=path)
+    for doc in docs:
+        try:
+            check_type(doc.data, doc.line, allowed=frozenset({CONFIG_KIND}))
+        except InputError as exc:
+            raise exc.located(file=path, line=doc.line) from None
+        source = Source(path, doc.line, doc.index)
+        collected.configs.append((decode_config(doc.data, source), source))
+
+
+def _single_config(collected: Collected) -> SchedulerConfig:
+    if not collected.configs:
+        return SchedulerConfig()
+    if len(collected.configs) > 1:
+        first, second = collected.configs[0][1], collected.configs[1][1]
+        raise InputError(
+            f"a second {CONFIG_KIND} (the first is at {first.where()}): give only one, in the trace or with --config",
+            file=second.file,
+            line=second.line,
+            obj=CONFIG_KIND,
+        )
+    return collected.configs[0][0]
+
+
+def _priorities(collected: Collected, warnings: Warnings) -> Priorities:
+    """Every PriorityClass in the trace, whatever its arrival time."""
+    priorities = Priorities()
+    decoder = Decoder(priorities, warnings)
+    for ev in collected.events:
+        if ev.op is Op.CREATE and ev.raw.get("kind") == "PriorityClass":
+            decoded = decoder.decode(ev.raw, ev.source)
+            try:
+                priorities.add(decoded.obj, Obj(ev.raw, "", ev.source.line))
+            except InputError as exc:
+                raise exc.located(file=ev.source.file, line=ev.source.line, obj=object_ref("PriorityClass", "", decoded.name)) from None
+    return priorities
+
+
+def _decode_creates(collected: Collected, decoder: Decoder) -> list[RawEvent]:
+    """Decode created objects in document order; settle arrival times; add remove-at deletes."""
+    out: list[RawEvent] = []
+    for ev in collected.events:
+        out.append(ev)
+        if ev.op is not Op.CREATE:
+            continue
+        decoded = decoder.decode(ev.raw, ev.source)
+        ev.decoded = decoded
+        ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
+        times = decoded.meta.times
+        if ev.at_given:
+            if ARRIVAL in times and times[ARRIVAL] != ev.at_ms:
+                raise _annotation_error(ev, ARRIVAL, f"disagrees with the event's `at` ({format_duration_ms(ev.at_ms)})")
+        else:
+            ev.at_ms = times.get(ARRIVAL, 0)
+        if REMOVE_AT in times:
+            if times[REMOVE_AT] < ev.at_ms:
+                raise _annotation_error(ev, REMOVE_AT, f"must not be before the arrival ({format_duration_ms(ev.at_ms)})")
+            out.append(
+                RawEvent(
+                    times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,
+                    kind=ev.kind, namespace=ev.namespace, name=ev.name,
+                    seq=len(collected.events) + len(out), generated_by=ev.seq,
+                )
+            )  # fmt: skip
+    out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
+    return out
+
+
+def _annotation_error(ev: RawEvent, key: str, detail: str) -> InputError:
+    meta = ev.raw.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    line = line_of(annotations, key, ev.source.line)
+    return InputError(invalid(f"metadata.annotations[{key}]", shown(annotations.get(key)), detail), file=ev.source.file, line=line, obj=ev.ref)
+
+
+@dataclass(slots=True)
+class _Entry:
+    raw: dict
+    obj: object
+    incarnation: int  # seq of the CREATE event (a remove-at delete only removes its own object)
+
+
+class _Replay:
+    """Applies raw events in order to a store of live objects and emits TraceEvents."""
+
+    def __init__(self, decoder: Decoder, warnings: Warnings) -> None:
+        self.decoder = decoder
+        self.warnings = warnings
+        self.alive: dict[Key, _Entry] = {}
+        self.out: list[TraceEvent] = []
+
+    def run(self, events: list[RawEvent]) -> list[TraceEvent]:
+        for ev in events:
+            if ev.op is Op.CREATE:
+                self.create(ev)
+            elif ev.op is Op.PATCH:
+                self.patch(ev)
+            else:
+                self.delete(ev)
+        return self.out
+
+    def emit(self, ev: RawEvent, op: Op, kind: str, namespace: str, name: str, obj: object, order: tuple[int, ...]) -> None:
+        self.out.append(TraceEvent(ev.at_ms, op, kind, namespace, name, obj, ev.source, order))
+
+    def _add(self, ev: RawEvent, key: Key, raw: dict, obj: object) -> None:
+        known = self.alive.get(key)
+        if known is not None:
+            where = getattr(known.obj, "source", None)
+            detail = f"already exists (created at {where.where()})" if where else "already exists"
+            error = FieldError("metadata.name", detail, "Duplicate value", key[2], True)
+            raise InputError(error, file=ev.source.file, line=ev.source.line, obj=object_ref(*key))
+        self.alive[key] = _Entry(raw, obj, ev.seq)
+
+    def create(self, ev: RawEvent) -> None:
+        decoded: Decoded = ev.decoded
+        key = (ev.kind, ev.namespace, ev.name)
+        self._add(ev, key, ev.raw, decoded.obj)
+        if isinstance(decoded.obj, NodePool):
+            self._pool_nodes(ev, decoded.obj, ev.raw, range(decoded.obj.count))
+        else:
+            self.emit(ev, Op.CREATE, ev.kind, ev.namespace, ev.name, decoded.obj, ev.order)
+
+    def _pool_nodes(self, ev: RawEvent, pool: NodePool, pool_raw: dict, indexes: range) -> None:
+        for i in indexes:
+            node = pool_node(pool, i)
+            self._add(ev, ("Node", "", node.name), pool_node_raw(pool_raw, node.name), node)
+            self.emit(ev, Op.CREATE, "Node", "", node.name, node, ev.order + (i,))
+
+    def patch(self, ev: RawEvent) -> None:
+        key = (ev.kind, ev.namespace, ev.name)
+        entry = self.alive.get(key)
+        if entry is None:
+            raise InputError(f"not found: nothing to patch at {format_duration_ms(ev.at_ms)}", file=ev.source.file, line=ev.source.line, obj=ev.ref)
+        try:
+            body = patch_document(Obj(ev.raw, "", ev.source.line), ev.kind)
+        except InputError as exc:
+            raise exc.located(file=ev.source.file, line=ev.source.line, obj=ev.ref) from None
+        new_raw = merge_patch(entry.raw, body)
+        decoded = self.decoder.decode(new_raw, ev.source, status_warning=False)
+        obj = decoded.obj
+        if isinstance(obj, Node) and isinstance(entry.obj, Node) and entry.obj.pool:
+            obj = replace(obj, pool=entry.obj.pool)
+        error = check_update(ev.kind, entry.raw, new_raw, entry.obj, obj)
+        if error is not None:
+            raise InputError(error, file=ev.source.file, line=patch_line(body, error.field, ev.source.line), obj=ev.ref)
+        self.alive[key] = _Entry(new_raw, obj, entry.incarnation)
+        if isinstance(obj, NodePool):
+            self._pool_patched(ev, entry.obj, obj, new_raw)
+        else:
+            self.emit(ev, Op.PATCH, ev.kind, ev.namespace, ev.name, obj, ev.order)
+
+    def _pool_patched(self, ev: RawEvent, old: NodePool, new: NodePool, new_raw: dict) -> None:
+        """Template changes patch the pool's live nodes; a count change adds or deletes nodes."""
+        def shape(n: Node) -> tuple:
+            return (n.labels, n.allocatable, n.taints, n.unschedulable)
+
+        changed = shape(old.template) != shape(new.template)
+        for i in range(min(old.count, new.count)):
+            key = ("Node", "", new.node_name(i))
+            entry = self.alive.get(key)
+            if changed and entry is not None and getattr(entry.obj, "pool", None) == new.name:
+                node = pool_node(new, i)
+                self.alive[key] = _Entry(pool_node_raw(new_raw, node.name), node, entry.incarnation)
+                self.emit(ev, Op.PATCH, "Node", "", node.name, node, ev.order + (i,))
+        self._pool_nodes(ev, new, new_raw, range(old.count, new.count))
+        for i in range(new.count, old.count):
+            self._delete_node_of(ev, new.name, new.node_name(i), i)
+
+    def _delete_node_of(self, ev: RawEvent, pool: str, name: str, index: int) -> None:
+        key = ("Node", "", name)
+        entry = self.alive.get(key)
+        if entry is not None and getattr(entry.obj, "pool", None) == pool:
+            del self.alive[key]
+            self.emit(ev, Op.DELETE, "Node", "", name, None, ev.order + (index,))
+
+    def delete(self, ev: RawEvent) -> None:
+        key = (ev.kind, ev.namespace, ev.name)
+        entry = self.alive.get(key)
+        if ev.generated_by is not None and (entry is None or entry.incarnation != ev.generated_by):
+            self.warnings.add(f"{ev.ref}: {REMOVE_AT} at {format_duration_ms(ev.at_ms)} ignored: the object was already deleted")
+            return
+        if entry is None:
+            raise InputError(f"not found: nothing to delete at {format_duration_ms(ev.at_ms)}", file=ev.source.file, line=ev.source.line, obj=ev.ref)
+        del self.alive[key]
+        if isinstance(entry.obj, NodePool):
+            for i in range(entry.obj.count):
+                self._delete_node_of(ev, entry.obj.name, entry.obj.node_name(i), i)
+        else:
+            self.emit(ev, Op.DELETE, ev.kind, ev.namespace, ev.name, None, ev.order)
+

@@ -1,0 +1,214 @@
+"""EventLog → the ``summary.json`` dict, and how its values read to a person.
+
+Definitions (INTERFACE.md "Reports"): the GPU figures integrate the piecewise-constant timeline
+over ``[first sample, horizon)``: sample *i* holds from its own time until the next sample (the last
+one until the horizon; a sample at or after the horizon contributes nothing). All of it is exact
+integer GPU·ms arithmetic; seconds appear only at the end (``round(ms / 1000, 3)``).
+
+- ``capacity_s`` ∫ gpus_total, ``busy_s`` ∫ gpus_busy, ``stranded_s`` ∫ (allocated − busy),
+  ``free_while_pending_s`` ∫ (total − allocated) over the time where ``pending_gpu_pods > 0``,
+  ``utilization`` busy / capacity (0.0 when there is no capacity), 6 decimals.
+- gang waits: nearest rank over started gangs, ``sorted[ceil(p/100 · n) − 1]``, on integer ms.
+- a victim whose ``in_vain`` is still ``None`` at the horizon counts as in vain.
+
+Keys come out in the declared order (the JSON is written in that order); new keys go at the end
+of their section, never renamed (INTERFACE).
+
+The ``fmt_*`` helpers and :func:`summary_rows` are the one place that decides how a value reads,
+shared by the rich and Markdown renderers so both say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gangsim.eventlog import EventLog, GangState
+
+__all__ = [
+    "PERCENTILES",
+    "Grid",
+    "build_summary",
+    "fmt_count",
+    "fmt_duration",
+    "fmt_gpu_seconds",
+    "fmt_number",
+    "fmt_seconds",
+    "gpu_ms",
+    "nearest_rank",
+    "summary_grid",
+    "summary_rows",
+]
+
+PERCENTILES: tuple[int, ...] = (50, 90, 99)
+
+
+def _s(ms: int) -> float:
+    """Integer milliseconds (or GPU·ms) → seconds, 3 decimals."""
+    return round(int(ms) / 1000, 3)
+
+
+def nearest_rank(sorted_values: list[int], p: int) -> int:
+    """The nearest-rank ``p``-th percentile of an ascending list (``0`` when empty)."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0
+    rank = -(-p * n // 100)  # ceil(p/100 · n) in integers
+    return sorted_values[max(rank, 1) - 1]
+
+
+def gpu_ms(log: EventLog) -> dict[str, int]:
+    """The four GPU integrals of the timeline, in GPU·ms (see the module docstring)."""
+    t = np.asarray(log.tl_t_ms, dtype=np.int64)
+    zero = {"capacity": 0, "busy": 0, "stranded": 0, "free_while_pending": 0}
+    if t.size == 0:
+        return zero
+    if np.any(np.diff(t) < 0):
+        raise ValueError("event log timeline is not in time order")
+    horizon = int(log.info.horizon_ms)
+    starts = np.minimum(t, horizon)
+    ends = np.minimum(np.append(t[1:], horizon), horizon)
+    dur = np.maximum(ends - starts, 0)
+    total = np.asarray(log.tl_gpus_total, dtype=np.int64)
+    allocated = np.asarray(log.tl_gpus_allocated, dtype=np.int64)
+    busy = np.asarray(log.tl_gpus_busy, dtype=np.int64)
+    pending_gpu = np.asarray(log.tl_pending_gpu_pods, dtype=np.int64)
+    return {
+        "capacity": int(np.dot(total, dur)),
+        "busy": int(np.dot(busy, dur)),
+        "stranded": int(np.dot(allocated - busy, dur)),
+        "free_while_pending": int(np.dot(np.where(pending_gpu > 0, total - allocated, 0), dur)),
+    }
+
+
+def build_summary(log: EventLog) -> dict:
+    """The ``summary.json`` structure for one replay."""
+    gpu = gpu_ms(log)
+    utilization = round(gpu["busy"] / gpu["capacity"], 6) if gpu["capacity"] > 0 else 0.0
+
+    waits = sorted(g.started_ms - g.submitted_ms for g in log.gangs if g.started_ms is not None)
+    total_gangs = len(log.gangs)
+    started = len(waits)
+
+    victims = log.victims
+    pods = log.pods
+    return {
+        "trace": log.info.trace,
+        "policy": log.info.policy,
+        "horizon_s": _s(log.info.horizon_ms),
+        "gpu": {
+            "capacity_s": _s(gpu["capacity"]),
+            "busy_s": _s(gpu["busy"]),
+            "stranded_s": _s(gpu["stranded"]),
+            "free_while_pending_s": _s(gpu["free_while_pending"]),
+            "utilization": utilization,
+        },
+        "gangs": {
+            "total": total_gangs,
+            "started": started,
+            "completed": sum(1 for g in log.gangs if g.state == GangState.COMPLETED),
+            "never_started": total_gangs - started,
+            **{f"wait_p{p}_s": _s(nearest_rank(waits, p)) for p in PERCENTILES},
+            "wait_max_s": _s(waits[-1] if waits else 0),
+        },
+        "preemption": {
+            "victims": len(victims),
+            "victims_in_vain": sum(1 for v in victims if v.in_vain is None or v.in_vain),
+            "lost_gpu_s": _s(sum(v.lost_gpu_ms for v in victims)),
+            "gangs_broken": sum(1 for g in log.gangs if g.broken_by_preemption > 0),
+        },
+        "pods": {
+            "total": len({p.pod for p in pods}),
+            "bound": len({p.pod for p in pods if p.bound_ms is not None}),
+            "pending_at_end": sum(1 for p in pods if p.bound_ms is None and p.ended_ms is None),
+            "restarts": sum(1 for p in pods if p.attempt > 0),
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# How values read (shared by the renderers)
+
+
+def fmt_count(n: int) -> str:
+    return f"{n:,}"
+
+
+def fmt_number(x: float) -> str:
+    """``1234.5`` → ``1,234.5``; at most 3 decimals, no trailing zeros."""
+    text = f"{x:,.3f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def fmt_duration(seconds: float) -> str:
+    """Compact, in the trace duration syntax: ``1h30m``, ``45s``, ``2m0.5s``, ``0s``."""
+    ms = round(seconds * 1000)
+    sign = "-" if ms < 0 else ""
+    h, rem = divmod(abs(ms), 3_600_000)
+    m, rem = divmod(rem, 60_000)
+    parts = []
+    if h:
+        parts.append(f"{h}h")
+    if m:
+        parts.append(f"{m}m")
+    if rem or not parts:
+        secs = str(rem // 1000) if rem % 1000 == 0 else f"{rem // 1000}.{rem % 1000:03d}".rstrip("0")
+        parts.append(f"{secs}s")
+    return sign + "".join(parts)
+
+
+def fmt_seconds(seconds: float) -> str:
+    """``5400`` → ``5,400 s (1h30m)``; the compact form only from a minute on."""
+    text = f"{fmt_number(seconds)} s"
+    if abs(seconds) >= 60:
+        text += f" ({fmt_duration(seconds)})"
+    return text
+
+
+def fmt_gpu_seconds(gpu_s: float) -> str:
+    """``6400`` → ``6,400 GPU-s (1.78 GPU-h)``; GPU-hours only from a GPU-minute on."""
+    text = f"{fmt_number(gpu_s)} GPU-s"
+    if abs(gpu_s) >= 60:
+        text += f" ({gpu_s / 3600:,.2f} GPU-h)"
+    return text
+
+
+def _fmt_value(section: str, key: str, value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if key == "utilization" and isinstance(value, float):
+        return f"{value:.1%}"
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        # GPU time (the gpu section, lost_gpu_s) reads as GPU-seconds; the rest are durations
+        return fmt_gpu_seconds(value) if section == "gpu" or "gpu" in key else fmt_seconds(value)
+    if isinstance(value, int):
+        return fmt_count(value)
+    if isinstance(value, float):
+        return fmt_number(value)
+    return str(value)
+
+
+def summary_rows(summary: dict) -> list[tuple[str, str]]:
+    """``(section.key, formatted value)`` for every leaf of the summary, in key order."""
+    rows: list[tuple[str, str]] = []
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            rows.extend((f"{key}.{sub}", _fmt_value(key, sub, v)) for sub, v in value.items())
+        else:
+            rows.append((key, _fmt_value("", key, value)))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A small table of already-formatted cells: what a renderer draws, nothing to compute."""
+
+    title: str
+    columns: tuple[str, ...]
+    numeric: tuple[bool, ...]  # right-aligned columns
+    rows: tuple[tuple[str, ...], ...]
+
+
+def summary_grid(summary: dict) -> Grid:
+    return Grid("Summary", ("metric", "value"), (False, False), tuple(summary_rows(summary)))

@@ -1,0 +1,346 @@
+"""EventLog → the five report tables (Polars), plus the small derived views the renderers show.
+
+Every table has an explicit schema (``*_SCHEMA`` below) so an empty log still yields typed, empty
+frames, and a column can never silently change type. Times arrive as integer milliseconds and
+leave as ``Float64`` seconds (``ms / 1000``, computed on the integers, so ``wait_s`` is exact to the
+millisecond). Rows are sorted by stable, explicit keys (STYLE §6); the timeline and events keep
+log order, which is already time order.
+
+``events.reason`` is a ``pl.Enum`` built from :class:`gangsim.eventlog.EventReason`, so a reason
+the simulator misspells fails here instead of becoming a new category (STYLE §2.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+import numpy as np
+import polars as pl
+
+from gangsim.eventlog import EventLog, EventReason, GangRecord, PodRecord, VictimRecord
+from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number
+
+__all__ = [
+    "EVENTS_SCHEMA",
+    "GANGS_SCHEMA",
+    "PODS_SCHEMA",
+    "REASON_ENUM",
+    "TABLE_NAMES",
+    "TIMELINE_SCHEMA",
+    "VICTIMS_SCHEMA",
+    "build_tables",
+    "events_table",
+    "gang_grid",
+    "gangs_that_paid_grid",
+    "gangs_table",
+    "gangs_that_paid",
+    "pods_table",
+    "slowest_gangs",
+    "timeline_table",
+    "top_preemptors",
+    "top_preemptors_grid",
+    "victims_table",
+]
+
+TABLE_NAMES: tuple[str, ...] = ("gangs", "pods", "victims", "timeline", "events")
+
+REASON_ENUM = pl.Enum([reason.value for reason in EventReason])
+
+GANGS_SCHEMA = pl.Schema(
+    {
+        "gang": pl.String,
+        "kind": pl.String,
+        "policy": pl.String,
+        "pods": pl.Int64,
+        "min_count": pl.Int64,
+        "gpus": pl.Int64,
+        "priority": pl.Int64,
+        "submitted_s": pl.Float64,
+        "started_s": pl.Float64,
+        "finished_s": pl.Float64,
+        "wait_s": pl.Float64,
+        "restarts": pl.Int64,
+        "preemptions": pl.Int64,
+        "state": pl.String,
+        "schedule_attempts": pl.Int64,
+        "broken": pl.Int64,
+        "broken_by_preemption": pl.Int64,
+        "lost_gpu_s": pl.Float64,
+    }
+)
+
+PODS_SCHEMA = pl.Schema(
+    {
+        "pod": pl.String,
+        "attempt": pl.Int64,
+        "gang": pl.String,
+        "namespace": pl.String,
+        "node": pl.String,
+        "gpus": pl.Int64,
+        "priority": pl.Int64,
+        "created_s": pl.Float64,
+        "bound_s": pl.Float64,
+        "ended_s": pl.Float64,
+        "end_reason": pl.String,
+        "scheduling_attempts": pl.Int64,
+        "waiting_reason": pl.String,
+    }
+)
+
+VICTIMS_SCHEMA = pl.Schema(
+    {
+        "t_s": pl.Float64,
+        "victim_pod": pl.String,
+        "victim_attempt": pl.Int64,
+        "victim_gang": pl.String,
+        "victim_priority": pl.Int64,
+        "node": pl.String,
+        "preemptor": pl.String,
+        "preemptor_priority": pl.Int64,
+        "gpus": pl.Int64,
+        "lost_gpu_s": pl.Float64,
+        "in_vain": pl.Boolean,
+        "ended_s": pl.Float64,
+    }
+)
+
+TIMELINE_SCHEMA = pl.Schema(
+    {
+        "t_s": pl.Float64,
+        "gpus_total": pl.Int64,
+        "gpus_allocated": pl.Int64,
+        "gpus_busy": pl.Int64,
+        "gpus_stranded": pl.Int64,
+        "pending_pods": pl.Int64,
+        "pending_gpu_pods": pl.Int64,
+    }
+)
+
+EVENTS_SCHEMA = pl.Schema(
+    {
+        "t_s": pl.Float64,
+        "kind": pl.String,
+        "object": pl.String,
+        "node": pl.String,
+        "reason": REASON_ENUM,
+        "message": pl.String,
+    }
+)
+
+_R = TypeVar("_R")
+
+
+def _seconds(ms: int | None) -> float | None:
+    return None if ms is None else ms / 1000
+
+
+def _columns(records: Iterable[_R], getters: dict[str, Callable[[_R], object]]) -> dict[str, list[object]]:
+    rows = list(records)
+    return {name: [get(r) for r in rows] for name, get in getters.items()}
+
+
+def _ints(values: object) -> np.ndarray:
+    """An ``array('q')`` column (or any int sequence) as int64 numpy."""
+    return np.asarray(values, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The five tables
+
+
+def gangs_table(log: EventLog) -> pl.DataFrame:
+    policy = log.info.policy
+    getters: dict[str, Callable[[GangRecord], object]] = {
+        "gang": lambda g: g.gang,
+        "kind": lambda g: g.kind,
+        "policy": lambda g: policy,
+        "pods": lambda g: g.pods,
+        "min_count": lambda g: g.min_count,
+        "gpus": lambda g: g.gpus,
+        "priority": lambda g: g.priority,
+        "submitted_s": lambda g: g.submitted_ms / 1000,
+        "started_s": lambda g: _seconds(g.started_ms),
+        "finished_s": lambda g: _seconds(g.finished_ms),
+        # on the integers: started − submitted in ms, then seconds (no float cancellation)
+        "wait_s": lambda g: None if g.started_ms is None else (g.started_ms - g.submitted_ms) / 1000,
+        "restarts": lambda g: g.restarts,
+        "preemptions": lambda g: g.preemptions,
+        "state": lambda g: str(g.state),
+        "schedule_attempts": lambda g: g.schedule_attempts,
+        "broken": lambda g: g.broken,
+        "broken_by_preemption": lambda g: g.broken_by_preemption,
+        "lost_gpu_s": lambda g: g.lost_gpu_ms / 1000,
+    }
+    frame = pl.DataFrame(_columns(log.gangs, getters), schema=GANGS_SCHEMA)
+    return frame.sort(["submitted_s", "gang"], maintain_order=True)
+
+
+def pods_table(log: EventLog) -> pl.DataFrame:
+    getters: dict[str, Callable[[PodRecord], object]] = {
+        "pod": lambda p: p.pod,
+        "attempt": lambda p: p.attempt,
+        "gang": lambda p: p.gang,
+        "namespace": lambda p: p.namespace,
+        "node": lambda p: p.node,
+        "gpus": lambda p: p.gpus,
+        "priority": lambda p: p.priority,
+        "created_s": lambda p: p.created_ms / 1000,
+        "bound_s": lambda p: _seconds(p.bound_ms),
+        "ended_s": lambda p: _seconds(p.ended_ms),
+        "end_reason": lambda p: str(p.end_reason),
+        "scheduling_attempts": lambda p: p.scheduling_attempts,
+        "waiting_reason": lambda p: p.waiting_reason,
+    }
+    frame = pl.DataFrame(_columns(log.pods, getters), schema=PODS_SCHEMA)
+    return frame.sort(["created_s", "pod", "attempt"], maintain_order=True)
+
+
+def victims_table(log: EventLog) -> pl.DataFrame:
+    getters: dict[str, Callable[[VictimRecord], object]] = {
+        "t_s": lambda v: v.t_ms / 1000,
+        "victim_pod": lambda v: v.victim_pod,
+        "victim_attempt": lambda v: v.victim_attempt,
+        "victim_gang": lambda v: v.victim_gang,
+        "victim_priority": lambda v: v.victim_priority,
+        "node": lambda v: v.node,
+        "preemptor": lambda v: v.preemptor,
+        "preemptor_priority": lambda v: v.preemptor_priority,
+        "gpus": lambda v: v.gpus,
+        "lost_gpu_s": lambda v: v.lost_gpu_ms / 1000,
+        # INTERFACE: undecided at the horizon counts as in vain
+        "in_vain": lambda v: True if v.in_vain is None else bool(v.in_vain),
+        "ended_s": lambda v: _seconds(v.ended_ms),
+    }
+    frame = pl.DataFrame(_columns(log.victims, getters), schema=VICTIMS_SCHEMA)
+    return frame.sort(["t_s", "preemptor", "victim_pod"], maintain_order=True)
+
+
+def timeline_table(log: EventLog) -> pl.DataFrame:
+    allocated = _ints(log.tl_gpus_allocated)
+    busy = _ints(log.tl_gpus_busy)
+    return pl.DataFrame(
+        {
+            "t_s": _ints(log.tl_t_ms) / 1000,
+            "gpus_total": _ints(log.tl_gpus_total),
+            "gpus_allocated": allocated,
+            "gpus_busy": busy,
+            "gpus_stranded": allocated - busy,
+            "pending_pods": _ints(log.tl_pending_pods),
+            "pending_gpu_pods": _ints(log.tl_pending_gpu_pods),
+        },
+        schema=TIMELINE_SCHEMA,
+    )
+
+
+def events_table(log: EventLog) -> pl.DataFrame:
+    known = {reason.value for reason in EventReason}
+    unknown = sorted(set(log.ev_reason) - known)
+    if unknown:
+        # a bug in whoever recorded the event, not bad user input
+        raise ValueError(f"event log has reasons not in gangsim.eventlog.EventReason: {', '.join(map(repr, unknown))}")
+    return pl.DataFrame(
+        {
+            "t_s": _ints(log.ev_t_ms) / 1000,
+            "kind": [str(k) for k in log.ev_kind],
+            "object": log.ev_object,
+            "node": log.ev_node,
+            "reason": pl.Series("reason", [str(r) for r in log.ev_reason], dtype=pl.String).cast(REASON_ENUM),
+            "message": log.ev_message,
+        },
+        schema=EVENTS_SCHEMA,
+    )
+
+
+def build_tables(log: EventLog) -> dict[str, pl.DataFrame]:
+    """All five tables, in :data:`TABLE_NAMES` order."""
+    return {
+        "gangs": gangs_table(log),
+        "pods": pods_table(log),
+        "victims": victims_table(log),
+        "timeline": timeline_table(log),
+        "events": events_table(log),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Views shown by the renderers (rich and Markdown show the same rows)
+
+
+def slowest_gangs(gangs: pl.DataFrame, top: int) -> pl.DataFrame:
+    """The ``top`` slowest gangs: never-started ones first (oldest submission first), then started
+    ones by ``wait_s`` descending; ties by gang name. Keeps the ``gangs`` columns."""
+    never = gangs.filter(pl.col("started_s").is_null()).sort(["submitted_s", "gang"], maintain_order=True)
+    started = gangs.filter(pl.col("started_s").is_not_null()).sort(
+        ["wait_s", "gang"], descending=[True, False], maintain_order=True
+    )
+    return pl.concat([never, started], how="vertical").head(max(top, 0))
+
+
+def _lost_ms_sum() -> pl.Expr:
+    # sum in integer GPU·ms so the total does not depend on summation order
+    return (pl.col("lost_gpu_s") * 1000).round(0).cast(pl.Int64).sum()
+
+
+def top_preemptors(victims: pl.DataFrame, top: int) -> pl.DataFrame:
+    """Columns ``preemptor``, ``victims``, ``in_vain``, ``lost_gpu_s``; most victims first."""
+    grouped = victims.group_by("preemptor").agg(
+        pl.len().cast(pl.Int64).alias("victims"),
+        pl.col("in_vain").sum().cast(pl.Int64).alias("in_vain"),
+        (_lost_ms_sum() / 1000).alias("lost_gpu_s"),
+    )
+    return grouped.sort(
+        ["victims", "lost_gpu_s", "preemptor"], descending=[True, True, False], maintain_order=True
+    ).head(max(top, 0))
+
+
+def gangs_that_paid(victims: pl.DataFrame, top: int) -> pl.DataFrame:
+    """Columns ``victim_gang``, ``victims``, ``lost_gpu_s``; most GPU time lost first."""
+    grouped = victims.group_by("victim_gang").agg(
+        pl.len().cast(pl.Int64).alias("victims"),
+        (_lost_ms_sum() / 1000).alias("lost_gpu_s"),
+    )
+    return grouped.sort(
+        ["lost_gpu_s", "victims", "victim_gang"], descending=[True, True, False], maintain_order=True
+    ).head(max(top, 0))
+
+
+NO_GANG = "(no gang)"
+
+
+def gang_grid(gangs: pl.DataFrame, top: int) -> Grid:
+    """:func:`slowest_gangs`, formatted; a never-started gang waits ``never``."""
+    rows = tuple(
+        (
+            r["gang"],
+            fmt_count(r["pods"]),
+            fmt_count(r["gpus"]),
+            fmt_count(r["priority"]),
+            "never" if r["wait_s"] is None else fmt_duration(r["wait_s"]),
+            fmt_count(r["restarts"]),
+            fmt_count(r["preemptions"]),
+            r["state"],
+        )
+        for r in slowest_gangs(gangs, top).iter_rows(named=True)
+    )
+    columns = ("gang", "pods", "gpus", "priority", "wait", "restarts", "preemptions", "state")
+    numeric = (False, True, True, True, True, True, True, False)
+    return Grid("Slowest gangs", columns, numeric, rows)
+
+
+def top_preemptors_grid(victims: pl.DataFrame, top: int) -> Grid:
+    rows = tuple(
+        (r["preemptor"], fmt_count(r["victims"]), fmt_count(r["in_vain"]), fmt_number(r["lost_gpu_s"]))
+        for r in top_preemptors(victims, top).iter_rows(named=True)
+    )
+    return Grid(
+        "Top preemptors", ("preemptor", "victims", "in vain", "GPU-s lost"), (False, True, True, True), rows
+    )
+
+
+def gangs_that_paid_grid(victims: pl.DataFrame, top: int) -> Grid:
+    rows = tuple(
+        (r["victim_gang"] or NO_GANG, fmt_count(r["victims"]), fmt_number(r["lost_gpu_s"]))
+        for r in gangs_that_paid(victims, top).iter_rows(named=True)
+    )
+    return Grid("Gangs that paid", ("victim gang", "victims", "GPU-s lost"), (False, True, True), rows)
