@@ -68,6 +68,11 @@ def _progress_bar(enabled: bool):
     return progress, update
 
 
+def _stdout_console() -> Console:
+    console = Console()
+    return console if console.is_terminal else Console(width=120)
+
+
 @app.command()
 def run(
     traces: Annotated[list[Path], typer.Argument(help="Trace files or directories (merged in order).", show_default=False)],
@@ -96,7 +101,7 @@ def run(
     elif fmt is OutputFormat.markdown:
         sys.stdout.write(render_markdown(report, top=top))
     else:
-        render_terminal(report, Console(), top=top)
+        render_terminal(report, _stdout_console(), top=top)
         if out is not None:
             Console(stderr=True).print(f"[dim]report written to {out}[/dim]")
 

@@ -201,6 +201,9 @@ class Job:
     parallelism: int
     template: PodSpec
     source: Source = NO_SOURCE
+    # gangsim.dev/pod-creation-interval: the controller creates pod i at arrival + i x interval
+    # (real Job controllers create pods in bursts; two Jobs submitted together interleave)
+    pod_creation_interval_ms: int = 0
 
     @property
     def key(self) -> str:

@@ -18,7 +18,7 @@ from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
 from gangsim.load.groups import decode_pod_group, decode_workload
-from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
+from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, resource_map
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
@@ -181,7 +181,7 @@ class Decoder:
             labels = tmeta.labels("labels")
             times = gangsim_annotations(tmeta, "template")
         pod_spec = decode_pod_spec(template.obj("spec", req=True), labels=labels, times=inherit_times(meta.times, times), priorities=self.priorities)
-        return Job(meta.namespace, meta.name, parallelism, pod_spec, source)
+        return Job(meta.namespace, meta.name, parallelism, pod_spec, source, pod_creation_interval_ms=meta.times.get(POD_CREATION_INTERVAL, 0))
 
     def _pdb(self, doc: Obj, meta: Meta, source: Source) -> PodDisruptionBudget:
         doc.check_keys(_TOP)

@@ -31,6 +31,7 @@ DURATION = "gangsim.dev/duration"
 CHECKPOINT_INTERVAL = "gangsim.dev/checkpoint-interval"
 REMOVE_AT = "gangsim.dev/remove-at"
 RENDEZVOUS_TIMEOUT = "gangsim.dev/rendezvous-timeout"
+POD_CREATION_INTERVAL = "gangsim.dev/pod-creation-interval"
 GANGSIM_PREFIX = "gangsim.dev/"
 # annotation → kinds that read it (INTERFACE table); "template" = a Job's pod template.
 ANNOTATION_KINDS: dict[str, frozenset[str]] = {
@@ -39,6 +40,7 @@ ANNOTATION_KINDS: dict[str, frozenset[str]] = {
     CHECKPOINT_INTERVAL: frozenset({"Pod", "Job", "template"}),
     REMOVE_AT: frozenset({"Node", "NodePool"}),
     RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}),
+    POD_CREATION_INTERVAL: frozenset({"Job"}),
 }
 
 

@@ -27,8 +27,13 @@ __all__ = ["grid_table", "render_terminal"]
 def grid_table(grid: Grid) -> Table:
     """A :class:`Grid` as a rich ``Table`` (numeric columns right-aligned)."""
     table = Table(title=grid.title, title_justify="left", box=box.SIMPLE_HEAD)
-    for name, numeric in zip(grid.columns, grid.numeric, strict=True):
-        table.add_column(name, justify="right" if numeric else "left")
+    for i, (name, numeric) in enumerate(zip(grid.columns, grid.numeric, strict=True)):
+        if i == 0:
+            # the key column (gang, preemptor, metric) is never cut: names must stay readable
+            longest = max([len(name)] + [len(row[0]) for row in grid.rows])
+            table.add_column(name, justify="left", no_wrap=True, min_width=longest)
+        else:
+            table.add_column(name, justify="right" if numeric else "left", overflow="fold")
     for row in grid.rows:
         table.add_row(*(Text(cell) for cell in row))
     return table

@@ -42,6 +42,7 @@ class JobState:
     job: Job
     pods: dict[int, SimPod] = field(default_factory=dict)  # index -> live incarnation
     deleted: bool = False
+    finished: bool = False  # its gang completed the work: nothing is recreated any more
 
 
 @dataclass(slots=True, eq=False)
@@ -339,8 +340,18 @@ class Cluster:
         self._next_uid()
         js = JobState(job)
         self.jobs[job.key] = js
+        step = job.pod_creation_interval_ms
         for i in range(job.parallelism):
+            if step and i:
+                self.engine.at(self.now + i * step, Phase.API, self._create_later, (js, i))
+            else:
+                self._create_job_pod(js, i)
+
+    def _create_later(self, payload: tuple[JobState, int]) -> None:
+        js, i = payload
+        if not js.deleted and not js.finished and i < js.job.parallelism and i not in js.pods:
             self._create_job_pod(js, i)
+            self._sample()
 
     def _patch_job(self, ev: TraceEvent) -> None:
         job: Job = ev.obj  # type: ignore[assignment]
@@ -533,7 +544,7 @@ class Cluster:
         js = self.jobs.get(sp.job_key) if sp.job_key else None
         if js is not None and js.pods.get(sp.pod.index) is sp:  # type: ignore[arg-type]
             del js.pods[sp.pod.index]  # type: ignore[arg-type]
-            if recreate and not js.deleted and not sp.gang.finished and reason != EndReason.COMPLETED:
+            if recreate and not js.deleted and not js.finished and reason != EndReason.COMPLETED:
                 self._create_job_pod(js, sp.pod.index)  # type: ignore[arg-type]
         self._sample()
 
@@ -542,6 +553,10 @@ class Cluster:
             self._end_pod(sp, reason)
 
     def _complete_gang(self, g: Gang) -> None:
+        for sp in list(g.members.values()):
+            js = self.jobs.get(sp.job_key) if sp.job_key else None
+            if js is not None:
+                js.finished = True
         for sp in list(g.members.values()):
             if sp.state == RUNNING:
                 self._end_pod(sp, EndReason.COMPLETED)
