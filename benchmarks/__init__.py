@@ -1,0 +1,1 @@
+"""gangsim benchmarks (not tests): ``python -m benchmarks``."""

@@ -1,0 +1,100 @@
+"""Run the benchmark suite and print one table (and write benchmarks/results.json).
+
+    python -m benchmarks            # all shapes
+    python -m benchmarks B1 B2      # some of them
+    python -m benchmarks --repeat 3 # median of 3 runs each
+
+Figures are wall time of the replay (not of building the trace), pods/s, ms per PodGroup
+attempt and the process's peak RSS, on this machine (cores printed in the header).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from benchmarks import shapes
+from gangsim.report import build_report
+from gangsim.sim.replay import replay
+
+
+@dataclass
+class Case:
+    key: str
+    title: str
+    policy: str
+    build: Callable[[], object]
+    target: str
+
+
+CASES = [
+    Case("B1", "SchedulingBasic: 5,000 nodes, 10,000 pods", "pod", lambda: shapes.scheduling_basic(5000, 10_000), ">= 11,500 pods/s"),
+    Case("B2", "gangs: 5,000 nodes, 3,000 gangs of 3", "gang", lambda: shapes.gang_shape(5000, 3000, 3), "<= 0.5 ms per PodGroup attempt"),
+    Case("B3", "1,000 gangs x 128 eight-GPU pods on 5,000 x 8-GPU nodes", "gang", lambda: shapes.gang_shape(5000, 1000, 128, gpus_per_node=8, gpus_per_pod=8), "<= 20 s"),
+    Case("B7a", "SchedulingBasic on 1,000 nodes", "pod", lambda: shapes.scheduling_basic(1000, 10_000), "B7: ratio <= 3"),
+    Case("B7b", "SchedulingBasic on 10,000 nodes", "pod", lambda: shapes.scheduling_basic(10_000, 10_000), "B7: ratio <= 3"),
+]
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_case(case: Case, repeat: int) -> dict:
+    walls = []
+    for _ in range(repeat):
+        trace = case.build()
+        start = time.perf_counter()
+        log = replay(trace, case.policy)
+        build_report(log)
+        walls.append(time.perf_counter() - start)
+    wall = statistics.median(walls)
+    pods = len(log.pods)
+    attempts = sum(log.podgroup_attempts.values())
+    return {
+        "case": case.key,
+        "title": case.title,
+        "policy": case.policy,
+        "wall_s": round(wall, 3),
+        "pods": pods,
+        "pods_per_s": round(pods / wall, 1) if wall else None,
+        "podgroup_attempts": attempts,
+        "ms_per_podgroup_attempt": round(1000 * wall / attempts, 3) if attempts else None,
+        "bound": sum(1 for p in log.pods if p.bound_ms is not None),
+        "peak_rss_mib": round(peak_rss_mib(), 1),
+        "target": case.target,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks")
+    ap.add_argument("cases", nargs="*", help="case keys (default: all)")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--json", type=Path, default=Path(__file__).parent / "results.json")
+    args = ap.parse_args(argv)
+    wanted = [c for c in CASES if not args.cases or c.key in args.cases]
+    print(f"gangsim benchmarks on {os.cpu_count()} cores, Python {sys.version.split()[0]}, median of {args.repeat}")
+    rows = []
+    for case in wanted:
+        row = run_case(case, args.repeat)
+        rows.append(row)
+        print(
+            f"{row['case']:5} {row['title']:58} {row['policy']:6} wall {row['wall_s']:8.2f} s  "
+            f"{row['pods_per_s'] or 0:10.0f} pods/s  "
+            f"{(row['ms_per_podgroup_attempt'] or 0):7.3f} ms/PG attempt  RSS {row['peak_rss_mib']:7.0f} MiB  target {row['target']}",
+            flush=True,
+        )
+    args.json.write_bytes(orjson.dumps({"cores": os.cpu_count(), "results": rows}, option=orjson.OPT_INDENT_2))
+
+
+if __name__ == "__main__":
+    main()
