@@ -3,6 +3,7 @@ exit codes (0 ok, 1 a --fail-if held / validate found problems, 2 bad input, 3 a
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
 from enum import StrEnum
@@ -46,6 +47,19 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def user_errors(fn):
+    """Bad input or usage inside a command: one line on stderr, exit 2, no traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except GangsimError as exc:
+            _fail(str(exc))
+
+    return wrapper
+
+
 def _horizon_ms(text: str | None) -> int | None:
     if text is None:
         return None
@@ -74,6 +88,7 @@ def _stdout_console() -> Console:
 
 
 @app.command()
+@user_errors
 def run(
     traces: Annotated[list[Path], typer.Argument(help="Trace files or directories (merged in order).", show_default=False)],
     policy: Annotated[PolicyName, typer.Option("--policy", "-p", case_sensitive=False, help="Scheduler policy.")] = PolicyName.gang,
@@ -112,9 +127,14 @@ def version() -> None:
     print(__version__)
 
 
+# Typer bundles its own click in recent versions; find its ClickException without importing click.
+_CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns the code of a typer.Exit raised in a command
+        sys.exit(code if isinstance(code, int) else 0)
     except GangsimError as exc:
         sys.stderr.write(f"gangsim: error: {exc}\n")
         sys.exit(2)
@@ -125,12 +145,12 @@ def main() -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as exc:  # a click usage error or a bug
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
+    except _CLICK_EXCEPTION as exc:  # a usage error found by the parser
+        message = exc.format_message()
+        if message:
+            sys.stderr.write(f"gangsim: error: {message}\n")
+        sys.exit(2)
+    except Exception as exc:  # a bug
         traceback.print_exc()
         sys.stderr.write(f"gangsim: internal error ({type(exc).__name__}); this is a bug, please report it with the trace that caused it\n")
         sys.exit(3)
