@@ -32,7 +32,7 @@ class ClusterAPI(Protocol):
     def unreserved(self, pod: PodInfo) -> None:
         """A Permit-waiting pod released its reservation."""
 
-    def preempt(self, victims: list[tuple[PodInfo, int]], preemptor: str, preemptor_priority: int, message: str) -> None:
+    def preempt(self, victims: list[tuple[PodInfo, int]], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
         """One preemption decision: set DisruptionTarget on each (victim, node row) and delete it
         (it keeps its resources for its termination grace period, then ends as Preempted)."""
 

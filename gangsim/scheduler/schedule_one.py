@@ -115,3 +115,21 @@ def bind(sched: "Scheduler", e: QueuedEntity | None, pod: PodInfo, row: int) -> 
     )
     sched.cluster.bind(pod, row)
     sched.on_assigned(pod)
+
+
+def actuate_group_preemption(sched: "Scheduler", st, res) -> None:
+    """§11.2 step 8: evict the victims of a PodGroup preemptor; DisruptionTarget on victim groups."""
+    group = st.group
+    priority = group.priority if group else 0
+    scheduler_name = next((p.spec.scheduler_name for p in st.members.values()), "default-scheduler")
+    message = f"{scheduler_name}: preempting to accommodate a higher priority podgroup"
+    victims = [p for u in res.victims for p in u.pods if not p.terminating]
+    sched.preempt_victims(victims, st.key, priority, message, preemptor_kind="podgroup")
+    for key in sorted({u.group_key for u in res.victims if u.group_key}):
+        sched.log.event(sched.cluster.now, "PodGroup", key, "", EventReason.DISRUPTION_TARGET, f"DisruptionTarget: preempted by podgroup {st.key}")
+    rows = sorted({row for _, row in res.placed})
+    for row in rows:
+        for q in sched.nominator.pods_for_row(row):
+            if q.priority < priority and q.group_key != st.key:
+                sched.nominator.clear(q)
+    sched.bump()

@@ -164,8 +164,8 @@ def schedule_podgroup(sched: "Scheduler", e: QueuedEntity) -> None:
         submit_success(sched, e, st, pods, result)
         finish(sched, e, st, pods, SCHEDULED, None, started, result=result)
         return
-    outcome, status = sched.pod_group_post_filter(e, st, pods, result, status)
-    finish(sched, e, st, pods, outcome, status, started, result=result)
+    outcome, status, nominations = sched.pod_group_post_filter(fw, st, pods, status)
+    finish(sched, e, st, pods, outcome, status, started, result=result, nominations=nominations)
 
 
 def submit_success(sched: "Scheduler", e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result: GroupResult) -> None:

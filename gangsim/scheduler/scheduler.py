@@ -21,12 +21,13 @@ from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodPhase, Queued
 from gangsim.scheduler.interface import ClusterAPI
 from gangsim.scheduler.plugins import gangscheduling, names
 from gangsim.scheduler.preemption.classic import Evaluator
+from gangsim.scheduler.preemption.podgroup import preempt_podgroup, unit_for
 from gangsim.scheduler.preemption.units import VictimUnit
 from gangsim.scheduler.profiles import Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.scheduler.permit import PermitBarrier
-from gangsim.scheduler.schedule_one import schedule_one
+from gangsim.scheduler.schedule_one import actuate_group_preemption, schedule_one
 from gangsim.scheduler.schedule_podgroup import schedule_podgroup
 
 # Plugins whose queueing hints return Queue for each cluster event (coarse EventsToRegister).
@@ -241,6 +242,9 @@ class Scheduler:
         self.snapshot.assign(info, row)
         info.phase = PodPhase.BOUND
         info.start_ms = self.cluster.now
+        if self.policy.gang_pre_enqueue and info.group_key and pod.spec.scheduler_name in self.frameworks:
+            self.group_state(info.group_key).members[uid] = info
+            self._gang_event(info.group_key)  # GangScheduling hint: AssignedPod/Add of the group
         self.bump()
         self.queue.move_for_plugins(EVENT_ASSIGNED_POD_ADD)
         return info
@@ -380,14 +384,28 @@ class Scheduler:
     def on_assigned(self, pod: PodInfo) -> None:
         self.queue.move_for_plugins(EVENT_ASSIGNED_POD_ADD)
 
-    def pod_group_post_filter(self, e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result, status: Status) -> tuple[str, Status]:
-        """PodGroupPostFilter (§8.1 step 6): workload-aware preemption for a failed group cycle."""
-        from gangsim.scheduler.schedule_podgroup import UNSCHEDULABLE
+    def pod_group_post_filter(self, fw: Framework, st: PodGroupState, pods: list[PodInfo], status: Status) -> tuple[str, Status, dict[int, int] | None]:
+        """PodGroupPostFilter (§8.1 step 6): workload-aware preemption for a failed group cycle.
 
-        return UNSCHEDULABLE, status
+        Returns the outcome (waiting_on_preemption or unschedulable), the group status with the
+        preemption message appended, and the nominations to apply (None: clear them all).
+        """
+        from gangsim.scheduler.schedule_podgroup import UNSCHEDULABLE, WAITING_ON_PREEMPTION
+
+        if not self.policy.workload_aware_preemption or not fw.profile.preemption_enabled:
+            return UNSCHEDULABLE, status, None
+        res = preempt_podgroup(self, fw, st, pods)
+        self.log.count("podgroup_preemption_attempts")
+        reasons = status.reasons + tuple(r for r in res.status.reasons if r)
+        if res.status.code != Code.SUCCESS:
+            return UNSCHEDULABLE, Status(status.code, reasons, status.plugin), None
+        if res.victims:
+            self.log.count("podgroup_preemption_victims", sum(len(u.pods) for u in res.victims))
+            actuate_group_preemption(self, st, res)
+        return WAITING_ON_PREEMPTION, Status(Code.UNSCHEDULABLE, reasons, status.plugin), res.nominations
 
     # ---- preemption helpers -------------------------------------------------------------------
-    def preempt_victims(self, victims: list[PodInfo], preemptor: str, priority: int, message: str) -> None:
+    def preempt_victims(self, victims: list[PodInfo], preemptor: str, priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
         """Actuate one decision: waiting pods are rejected at Permit, others are deleted."""
         if not victims:
             return
@@ -395,20 +413,41 @@ class Scheduler:
         for v in victims:
             if v.phase is not PodPhase.WAITING:
                 v.terminating = True
-        self.cluster.preempt([(v, v.node_row) for v in victims], preemptor, priority, message)
+        self.cluster.preempt([(v, v.node_row) for v in victims], preemptor, priority, message, preemptor_kind=preemptor_kind)
         for v in waiting:
             self.reject_waiting(v, "preempted")
 
     def victim_priority(self, pod: PodInfo) -> int:
+        """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5)."""
+        if self.policy.generic_workload and pod.group_key:
+            group = self.pod_groups.get(pod.group_key)
+            if group is not None:
+                return group.priority
         return pod.priority
 
     def victim_units_on_row(self, preemptor: PodInfo, row: int) -> list[VictimUnit]:
-        """§5 step 3a: pods on the node with priority lower than the preemptor's."""
+        """§5 step 3a / §11.3: units on the node with priority lower than the preemptor's; an
+        ``all`` group is one unit with all its scheduled pods, wherever they run."""
         units = []
+        seen: set[int] = set()
         for q in self.snapshot.pods_on(row):
-            p = self.victim_priority(q)
-            if p < preemptor.priority:
-                units.append(VictimUnit([q], p).finish(self.policy.generic_workload))
+            if self.victim_priority(q) >= preemptor.priority:
+                continue
+            unit = unit_for(self, q, seen)
+            if unit is not None:
+                units.append(unit)
+        return units
+
+    def victim_units(self, below: int) -> list[VictimUnit]:
+        """Every unit in the cluster with priority lower than ``below`` (WAP step 1)."""
+        units = []
+        seen: set[int] = set()
+        for row in self.nodes.order.tolist():
+            for q in self.snapshot.pods_on(row):
+                if self.victim_priority(q) < below:
+                    unit = unit_for(self, q, seen)
+                    if unit is not None:
+                        units.append(unit)
         return units
 
     def pdb_budgets(self) -> list[tuple[PodDisruptionBudget, int]]:

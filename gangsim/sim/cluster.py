@@ -164,7 +164,7 @@ class Cluster:
         self.gpus_allocated -= sp.gpus
         self._sample()
 
-    def preempt(self, victims: list[tuple[PodInfo, int]], preemptor: str, preemptor_priority: int, message: str) -> None:
+    def preempt(self, victims: list[tuple[PodInfo, int]], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
         """Mark victims (DisruptionTarget) and delete them after their grace period."""
         now = self.now
         records: list[VictimRecord] = []
@@ -179,7 +179,7 @@ class Cluster:
                 rec = VictimRecord(now, sp.record.pod, sp.record.attempt, sp.record.gang, self.scheduler.victim_priority(info), node, preemptor, preemptor_priority, sp.gpus, 0, None, now)
                 self.log.victims.append(rec)
                 records.append(rec)
-                self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Rejected at Permit, preempted by {preemptor} on node {node}")
+                self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Rejected at Permit: preempted by {preemptor_kind} {preemptor} on node {node}")
                 continue
             info.terminating = True
             lost = 0
@@ -203,7 +203,7 @@ class Cluster:
             self.log.victims.append(rec)
             records.append(rec)
             marked.append((info.uid, rec))
-            self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Preempted by {preemptor} on node {node}")
+            self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Preempted by {preemptor_kind} {preemptor} on node {node}")
             grace = info.spec.termination_grace_ms
             self.engine.at(now + grace, Phase.KUBELET, self._victim_gone, sp)
         if records:

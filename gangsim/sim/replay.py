@@ -36,6 +36,29 @@ def resource_names(trace: Trace) -> set[str]:
     return names
 
 
+class Setup:
+    """A replay built but not run: tests drive it (``run_until``) and inspect the scheduler."""
+
+    def __init__(self, trace: Trace, policy: str, *, seed: int | None = None, config: SchedulerConfig | None = None) -> None:
+        if policy not in POLICIES:
+            raise UsageError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
+        self.log = EventLog()
+        self.log.info.trace = trace.name
+        self.log.info.policy = policy
+        self.log.info.seed = seed
+        self.engine = Engine()
+        self.cluster = Cluster(self.engine, self.log)
+        rng = np.random.default_rng(seed) if seed is not None else None
+        self.scheduler = Scheduler(config or trace.config, POLICIES[policy], ResourceIndex(resource_names(trace)), self.cluster, self.log, rng)
+        self.cluster.attach(self.scheduler)
+        for ev in trace.events:
+            self.engine.at(ev.at_ms, Phase.API, self.cluster.apply, ev)
+
+    def run_until(self, t_ms: int) -> None:
+        """Process everything before ``t_ms``."""
+        self.engine.run(t_ms)
+
+
 def replay(
     trace: Trace,
     policy: str = "gang",
@@ -46,20 +69,8 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
     check_invariants: bool = False,
 ) -> EventLog:
-    if policy not in POLICIES:
-        raise UsageError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
-    config = config or trace.config
-    log = EventLog()
-    log.info.trace = trace.name
-    log.info.policy = policy
-    log.info.seed = seed
-    engine = Engine()
-    cluster = Cluster(engine, log)
-    rng = np.random.default_rng(seed) if seed is not None else None
-    scheduler = Scheduler(config, POLICIES[policy], ResourceIndex(resource_names(trace)), cluster, log, rng)
-    cluster.attach(scheduler)
-    for ev in trace.events:
-        engine.at(ev.at_ms, Phase.API, cluster.apply, ev)
+    setup = Setup(trace, policy, seed=seed, config=config)
+    log, engine, cluster, scheduler = setup.log, setup.engine, setup.cluster, setup.scheduler
     horizon = horizon_ms if horizon_ms is not None else trace.horizon_ms
     until = horizon if horizon is not None else trace.last_event_ms + SAFETY_HORIZON_MS
     total_events = len(trace.events)

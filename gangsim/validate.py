@@ -1,0 +1,1025 @@
+"""``gangsim validate``: the API rules and the known pitfalls of a trace, without simulating.
+
+Two kinds of findings, one line each (``render_findings``):
+
+- **errors**: everything ``load_trace`` rejects, with the loader's exact message. The loader stops
+  at the first problem; here the same steps run document by document (files one by one; a YAML
+  file with a syntax error is re-read document by document; a JSON Lines file line by line), so
+  several independent bad documents give several errors. An object that failed to decode is
+  remembered as *broken*: later patches and deletes of it, objects naming its broken
+  PriorityClass, and warnings about it are not reported again (one problem, one line).
+- **warnings**: the pitfalls of EXAMPLES.md §5 and SEMANTICS.md §1.5 / §8.7 that can be seen in
+  the loaded trace without running the scheduler (codes in ``WARNING_CODES``).
+
+Exit-code contract for the CLI (INTERFACE: ``validate`` exits 1 when problems are found):
+``exit_code(findings)`` is 1 when there is an error, else 0 — warnings are advice.
+
+Layering: like ``pipeline``, this module sits above ``load``; it reuses the loader's per-step
+functions (including private ones: ``_Replay``, ``_annotation_error``, ``_json``/``_yaml``
+readers) and never imports ``scheduler`` or ``sim`` (no numpy, fast). The scheduler's §1.5
+messages are repeated below; ``tests/validate`` keeps them equal to ``scheduler.schedule_podgroup``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gangsim.api.config import SchedulerConfig
+from gangsim.api.duration import format_duration_ms
+from gangsim.api.objects import (
+    NAMESPACED,
+    Job,
+    Pod,
+    PodAffinityTerm,
+    PodGroup,
+    PodGroupPolicy,
+    PodSpec,
+    PolicyKind,
+    PreemptionPolicy,
+    Source,
+    Workload,
+    object_ref,
+)
+from gangsim.api.quantity import format_amount
+from gangsim.api.trace import Op, Trace
+from gangsim.errors import FieldError, InputError, invalid
+from gangsim.load.config import CONFIG_KIND, decode_config
+from gangsim.load.decode import Decoder, Warnings
+from gangsim.load.documents import Document, _flatten_lists, _jsonl_documents, _text, _yaml_documents, expand_paths, read_documents
+from gangsim.load.events import Collected, RawEvent, _duration, _item, collect
+from gangsim.load.fields import Obj, shown
+from gangsim.load.meta import API_VERSIONS, ARRIVAL, REMOVE_AT, check_type
+from gangsim.load.priority import Priorities
+from gangsim.load.trace import _AFTER_EXPANSION, _annotation_error, _Replay, _single_config
+
+ERROR = "error"
+WARNING = "warning"
+
+# Gangs above this many pods get the start-up SLO note (EXAMPLES §5.9).
+LARGE_GANG_PODS = 256
+
+# SEMANTICS §1.5, KEP-5710 short forms (equal to gangsim.scheduler.schedule_podgroup.MSG_*).
+MSG_SCHEDULER_NAME = 'all pods in a single pod group should have the same .spec.schedulerName set, got: "{}" and "{}"'
+MSG_PRIORITY = "all pods in a single pod group should match the priority of the pod group, got: {} and {}"
+MSG_PREEMPTION_POLICY = "all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got {} ({}) and {} ({})"
+
+# SEMANTICS §8.2/§8.7: the cycle orders a group's pods by priority, then creation; upstream's advice
+# (a higher priority for the depended-on pods) collides with §1.5 (pod priority == group priority).
+_ORDER_ADVICE = (
+    "the group's single greedy pass may miss a placement that exists; let the depended-on (hardest to place) pods go first: "
+    "the cycle orders pods by priority, then creation time, and pod priorities must equal the PodGroup's, so create them first"
+)
+
+WARNING_CODES = (
+    "pod-before-podgroup",
+    "podgroup-missing",
+    "priority-mismatch",
+    "preemption-policy-mismatch",
+    "mixed-scheduler-name",
+    "unknown-scheduler",
+    "heterogeneous-group",
+    "intra-group-affinity",
+    "initially-scheduled-monotonic",
+    "min-count-unreachable",
+    "parallelism-below-min-count",
+    "podgroup-unused",
+    "workload-template-unused",
+    "workload-missing",
+    "workload-template-missing",
+    "podgroup-template-mismatch",
+    "podgroup-before-workload",
+    "large-gang",
+    "job-without-podgroup",
+    "scheduling-gated",
+    "loader-note",
+)
+ERROR_CODES = (
+    "syntax",
+    "invalid",
+    "required",
+    "unsupported-value",
+    "unknown-field",
+    "duplicate",
+    "too-many",
+    "forbidden",
+    "immutable",
+    "not-found",
+    "no-such-file",
+    "input",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    severity: str  # "error" | "warning"
+    code: str  # short stable id, e.g. "pod-before-podgroup"
+    where: str  # "file:line" (or file; "" when no file is involved)
+    obj: str  # "Pod ml/train-3" ("" when the problem is not about one object)
+    message: str  # one line
+
+
+def validate_paths(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> list[Finding]:
+    """Every error the loader would raise (as many as can be found) and the pitfall warnings.
+
+    Findings are sorted by file (command-line order), line, then errors before warnings.
+    """
+    v = _Validator()
+    trace = v.load(paths, config_path)
+    _Pitfalls(trace, v.broken, v).run()
+    return v.result()
+
+
+def exit_code(findings: Iterable[Finding]) -> int:
+    """The CLI's exit code: 1 when any finding is an error, else 0 (warnings are advice)."""
+    return 1 if any(f.severity == ERROR for f in findings) else 0
+
+
+def render_findings(findings: Sequence[Finding]) -> str:
+    """One line per finding, ``<where>: <severity>: <obj>: <message> [<code>]``, then ``N errors, M warnings``."""
+    lines = []
+    for f in findings:
+        parts = [p for p in (f.where, f.severity, f.obj, f.message) if p]
+        lines.append(f"{': '.join(parts)} [{f.code}]")
+    errors = sum(1 for f in findings if f.severity == ERROR)
+    warnings = len(findings) - errors
+    lines.append(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}")
+    return "\n".join(lines) + "\n"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# --- errors: the loader, document by document ----------------------------------------------------
+
+_DOC_START = re.compile(r"^---(?:[ \t]|$)")
+_YAML_SUFFIXES = (".yaml", ".yml")
+_TYPE_CODES = {
+    "Invalid value": "invalid",
+    "Required value": "required",
+    "Unsupported value": "unsupported-value",
+    "Unsupported field": "unknown-field",
+    "Duplicate value": "duplicate",
+    "Too many": "too-many",
+    "Forbidden": "forbidden",
+}
+
+
+def _error_code(detail: object) -> str:
+    if isinstance(detail, FieldError):
+        if detail.detail == "field is immutable":
+            return "immutable"
+        return _TYPE_CODES.get(detail.type, "invalid")
+    text = str(detail)
+    if text.startswith(("invalid YAML", "invalid JSON", "not UTF-8")):
+        return "syntax"
+    if text.startswith("not found"):
+        return "not-found"
+    if text == "no such file or directory":
+        return "no-such-file"
+    return "input"
+
+
+def _get(d: object, *path: str) -> object:
+    for key in path:
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _raw_key(raw: object) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of a raw object document, as the loader would key it."""
+    kind, name = _get(raw, "kind"), _get(raw, "metadata", "name")
+    if not isinstance(kind, str) or not isinstance(name, str) or not name:
+        return None
+    namespace = ""
+    if kind in NAMESPACED:
+        ns = _get(raw, "metadata", "namespace")
+        namespace = ns if isinstance(ns, str) and ns else "default"
+    return kind, namespace, name
+
+
+@dataclass(slots=True)
+class _Broken:
+    """Objects that failed to load: nothing more is reported about them."""
+
+    keys: set[tuple[str, str, str]] = field(default_factory=set)
+    classes: set[str] = field(default_factory=set)
+    pools: set[str] = field(default_factory=set)
+    groups_with_broken_members: set[str] = field(default_factory=set)
+
+    def add_raw(self, raw: object) -> None:
+        key = _raw_key(raw)
+        if key is None:
+            return
+        self.keys.add(key)
+        kind, namespace, name = key
+        if kind == "PriorityClass":
+            self.classes.add(name)
+        elif kind == "NodePool":
+            self.pools.add(name)
+        spec = _get(raw, "spec", "template", "spec") if kind == "Job" else _get(raw, "spec")
+        group = _get(spec, "schedulingGroup", "podGroupName")
+        if kind in ("Pod", "Job") and isinstance(group, str) and group:
+            self.groups_with_broken_members.add(f"{namespace}/{group}")
+
+    def covers(self, kind: str, namespace: str, name: str) -> bool:
+        if (kind, namespace, name) in self.keys:
+            return True
+        if kind == "Node":
+            pool, _, index = name.rpartition("-")
+            return pool in self.pools and index.isdigit()
+        return False
+
+    def cascade(self, exc: InputError) -> bool:
+        """An error that only repeats a broken PriorityClass (``no PriorityClass with name x``)."""
+        d = exc.detail
+        return isinstance(d, FieldError) and d.field.endswith("priorityClassName") and d.value in self.classes
+
+
+class _Validator:
+    def __init__(self) -> None:
+        self._findings: list[tuple[tuple, Finding]] = []
+        self._file_rank: dict[str, int] = {}
+        self._failed_classes: set[int] = set()  # seq of PriorityClass creates already reported
+        self.broken = _Broken()
+
+    # -- findings --------------------------------------------------------------------------------
+
+    def add(self, severity: str, code: str, file: str | None, line: int | None, obj: str, message: str) -> None:
+        where = f"{file}:{line}" if file and line else (file or "")
+        rank = self._file_rank.get(file or "", -1 if not file else len(self._file_rank))
+        key = (rank, line or 0, 0 if severity == ERROR else 1, len(self._findings))
+        self._findings.append((key, Finding(severity, code, where, obj, " ".join(message.split("\n")))))
+
+    def error(self, exc: InputError) -> None:
+        self.add(ERROR, _error_code(exc.detail), exc.file, exc.line, exc.obj or "", str(exc.detail))
+
+    def warn(self, code: str, source: Source | None, obj: str, message: str) -> None:
+        self.add(WARNING, code, source.file if source else None, source.line if source else None, obj, message)
+
+    def result(self) -> list[Finding]:
+        out: list[Finding] = []
+        seen: set[Finding] = set()
+        for _, f in sorted(self._findings, key=lambda kf: kf[0]):
+            if f not in seen:
+                seen.add(f)
+                out.append(f)
+        return out
+
+    # -- the loader's steps, one document at a time ---------------------------------------------
+
+    def load(self, paths: Sequence[str | Path], config_path: str | Path | None) -> Trace:
+        files: list[str] = []
+        for given in paths:
+            try:
+                found = expand_paths([given])
+            except InputError as exc:
+                self._file_rank.setdefault(os.fspath(given), len(self._file_rank))
+                self.error(exc)
+                continue
+            for f in found:
+                self._file_rank.setdefault(f, len(self._file_rank))
+            files.extend(found)
+        if not paths:
+            self.error(InputError("no trace files given"))
+        collected = Collected()
+        for index, file in enumerate(files):
+            for doc in self._documents(file, index):
+                self._collect(doc, collected)
+        if config_path is not None:
+            self._file_rank.setdefault(str(config_path), len(self._file_rank))
+            self._config_file(str(config_path), len(files), collected)
+        config = self._config(collected)
+        warnings = Warnings()
+        decoder = Decoder(self._priorities(collected, warnings), warnings)
+        events = self._decode_creates(collected, decoder)
+        replay = _Replay(decoder, warnings)
+        for ev in events:
+            if ev.op is not Op.CREATE and self.broken.covers(ev.kind, ev.namespace, ev.name):
+                continue
+            try:
+                if ev.op is Op.CREATE:
+                    replay.create(ev)
+                elif ev.op is Op.PATCH:
+                    replay.patch(ev)
+                else:
+                    replay.delete(ev)
+            except InputError as exc:
+                self.error(exc)
+        name = collected.trace_names[0] if collected.trace_names else (Path(files[0]).stem if files else "trace")
+        trace = Trace(
+            name=name,
+            events=replay.out,
+            config=config,
+            horizon_ms=max(collected.horizons) if collected.horizons else None,
+            files=tuple(files),
+            warnings=warnings.result(),
+        )
+        self._loader_notes(trace)
+        return trace
+
+    def _documents(self, label: str, file_index: int) -> list[Document]:
+        try:
+            return read_documents(label, file_index)
+        except InputError as exc:
+            lower = label.lower()
+            if lower.endswith(_YAML_SUFFIXES) and exc.line is not None and str(exc.detail).startswith("invalid YAML"):
+                return self._yaml_by_document(label, file_index, exc)
+            if lower.endswith((".jsonl", ".ndjson")) and exc.line is not None:
+                return self._jsonl_by_line(label, file_index)
+            self.error(exc)
+            return []
+
+    def _yaml_by_document(self, label: str, file_index: int, first: InputError) -> list[Document]:
+        """Re-read a YAML file whose syntax is broken one ``---`` chunk at a time.
+
+        Each chunk is parsed on its own, padded with newlines so that lines stay those of the file.
+        """
+        text = _text(Path(label).read_bytes(), label)
+        lines = text.split("\n")
+        starts = [0] + [i for i in range(1, len(lines)) if _DOC_START.match(lines[i])]
+        docs: list[Document] = []
+        failed = False
+        for start, end in zip(starts, [*starts[1:], len(lines)]):
+            chunk = "\n" * start + "\n".join(lines[start:end])
+            try:
+                found = _flatten_lists(list(_yaml_documents(chunk, label, file_index)))
+            except InputError as exc:
+                self.error(exc)
+                failed = True
+                continue
+            for doc in found:
+                doc.index = len(docs)
+                docs.append(doc)
+        if not failed:  # the split did not reproduce the problem: report the loader's own error
+            self.error(first)
+        return docs
+
+    def _jsonl_by_line(self, label: str, file_index: int) -> list[Document]:
+        docs: list[Document] = []
+        for number, text in enumerate(Path(label).read_bytes().split(b"\n"), start=1):
+            if not text.strip():
+                continue
+            try:
+                for doc in _jsonl_documents(text, label, file_index):
+                    doc.index = doc.line = number
+                    docs.append(doc)
+            except InputError as exc:
+                self.error(InputError(exc.detail, file=label, line=number, obj=exc.obj))
+        return docs
+
+    def _collect(self, doc: Document, collected: Collected) -> None:
+        data = doc.data
+        try:
+            if doc.fmt != "jsonl" and data.get("kind") == "Trace" and data.get("apiVersion") in API_VERSIONS["Trace"]:
+                self._collect_trace(doc, collected)
+            else:
+                collect(doc, collected)
+        except InputError as exc:
+            self.error(exc)
+            self.broken.add_raw(data)
+            if doc.fmt == "jsonl":
+                self.broken.add_raw(data.get("create"))
+
+    def _collect_trace(self, doc: Document, out: Collected) -> None:
+        """``events._trace``, but a bad event item does not hide the items after it."""
+        o = Obj(doc.data, "", doc.line)
+        name = "Trace"
+        try:
+            meta = o.obj("metadata")
+            if meta is not None and meta.raw("name"):
+                name = f"Trace {meta.str('name')}"
+                out.trace_names.append(meta.str("name"))
+            o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon"})
+            if "horizon" in o:
+                out.horizons.append(_duration(o, "horizon"))
+            items = list(o.items("events"))
+        except InputError as exc:
+            raise exc.located(file=doc.file, line=doc.line, obj=name) from None
+        for i, (item, path, line) in enumerate(items):
+            try:
+                if not isinstance(item, Mapping):
+                    raise InputError(invalid(path, shown(item), "must be an object with `at` and one of create, patch, delete"), line=line)
+                _item(Obj(item, path, line), name, (doc.file_index, doc.index, i), Source(doc.file, line, doc.index), out)
+            except InputError as exc:
+                self.error(exc.located(file=doc.file, line=doc.line, obj=name))
+                if isinstance(item, Mapping):
+                    self.broken.add_raw(item.get("create"))
+
+    def _config_file(self, path: str, file_index: int, collected: Collected) -> None:
+        try:
+            docs = read_documents(path, file_index)
+            if not docs:
+                raise InputError(f"no {CONFIG_KIND} document in this file", file=path)
+        except InputError as exc:
+            self.error(exc)
+            return
+        for doc in docs:
+            source = Source(path, doc.line, doc.index)
+            try:
+                try:
+                    check_type(doc.data, doc.line, allowed=frozenset({CONFIG_KIND}))
+                except InputError as exc:
+                    raise exc.located(file=path, line=doc.line) from None
+                collected.configs.append((decode_config(doc.data, source), source))
+            except InputError as exc:
+                self.error(exc)
+
+    def _config(self, collected: Collected) -> SchedulerConfig:
+        configs = collected.configs
+        for i in range(1, len(configs)):
+            try:
+                _single_config(Collected(configs=[configs[0], configs[i]]))
+            except InputError as exc:
+                self.error(exc)
+        return configs[0][0] if configs else SchedulerConfig()
+
+    def _priorities(self, collected: Collected, warnings: Warnings) -> Priorities:
+        priorities = Priorities()
+        decoder = Decoder(priorities, warnings)
+        for ev in collected.events:
+            if ev.op is not Op.CREATE or ev.raw.get("kind") != "PriorityClass":
+                continue
+            try:
+                decoded = decoder.decode(ev.raw, ev.source)
+                try:
+                    priorities.add(decoded.obj, Obj(ev.raw, "", ev.source.line))
+                except InputError as exc:
+                    raise exc.located(file=ev.source.file, line=ev.source.line, obj=object_ref("PriorityClass", "", decoded.name)) from None
+            except InputError as exc:
+                self.error(exc)
+                self.broken.add_raw(ev.raw)
+                self._failed_classes.add(ev.seq)
+        return priorities
+
+    def _decode_creates(self, collected: Collected, decoder: Decoder) -> list[RawEvent]:
+        """``trace._decode_creates``, one created object at a time."""
+        out: list[RawEvent] = []
+        for ev in collected.events:
+            if ev.op is not Op.CREATE:
+                out.append(ev)
+                continue
+            if ev.seq in self._failed_classes:
+                continue
+            try:
+                decoded = decoder.decode(ev.raw, ev.source)
+                ev.decoded = decoded
+                ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
+                times = decoded.meta.times
+                if ev.at_given:
+                    if ARRIVAL in times and times[ARRIVAL] != ev.at_ms:
+                        raise _annotation_error(ev, ARRIVAL, f"disagrees with the event's `at` ({format_duration_ms(ev.at_ms)})")
+                else:
+                    ev.at_ms = times.get(ARRIVAL, 0)
+                if REMOVE_AT in times and times[REMOVE_AT] < ev.at_ms:
+                    raise _annotation_error(ev, REMOVE_AT, f"must not be before the arrival ({format_duration_ms(ev.at_ms)})")
+            except InputError as exc:
+                if not self.broken.cascade(exc):
+                    self.error(exc)
+                self.broken.add_raw(ev.raw)
+                continue
+            out.append(ev)
+            if REMOVE_AT in times:
+                out.append(
+                    RawEvent(
+                        times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,
+                        kind=ev.kind, namespace=ev.namespace, name=ev.name,
+                        seq=len(collected.events) + len(out), generated_by=ev.seq,
+                    )
+                )  # fmt: skip
+        out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
+        return out
+
+    def _loader_notes(self, trace: Trace) -> None:
+        """What the loader ignored (``Trace.warnings``), as warnings located at their object."""
+        sources: dict[str, Source] = {}
+        for ev in trace.events:
+            if ev.op is Op.CREATE and ev.obj is not None:
+                sources.setdefault(ev.ref, getattr(ev.obj, "source", None))
+        first = Source(trace.files[0]) if trace.files else None
+        for note in trace.warnings:
+            head, sep, rest = note.partition(": ")
+            if sep and head in sources and sources[head] is not None:
+                self.warn("loader-note", sources[head], head, rest)
+            else:
+                self.warn("loader-note", first, "", note)
+
+
+# --- warnings: the pitfalls ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Member:
+    """A bare Pod, or a Job standing for its pods (``<job>-<i>``)."""
+
+    kind: str  # "Pod" | "Job"
+    namespace: str
+    name: str
+    spec: PodSpec
+    created_ms: int
+    source: Source
+    count: int = 1  # pods it creates (Job: the largest parallelism of its versions)
+    step_ms: int = 0  # Job: gangsim.dev/pod-creation-interval
+    gates: tuple[str, ...] = ()  # Pod: scheduling gates after the last patch
+    deleted: bool = False
+
+    @property
+    def ref(self) -> str:
+        return object_ref(self.kind, self.namespace, self.name)
+
+    @property
+    def group(self) -> str:
+        return f"{self.namespace}/{self.spec.scheduling_group}" if self.spec.scheduling_group else ""
+
+    def pod_names(self) -> list[str]:
+        return [self.name] if self.kind == "Pod" else [f"{self.name}-{i}" for i in range(self.count)]
+
+    @property
+    def first_pod(self) -> str:
+        return self.name if self.kind == "Pod" else f"{self.name}-0"
+
+
+@dataclass(slots=True)
+class _Group:
+    pg: PodGroup
+    created_ms: int
+    min_count: int  # the smallest gang.minCount of its versions (basic: 1)
+    members: list[_Member] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str:
+        return object_ref("PodGroup", self.pg.namespace, self.pg.name)
+
+    @property
+    def is_gang(self) -> bool:
+        return self.pg.policy.kind is PolicyKind.GANG
+
+
+def _prio(value: int, class_name: str) -> str:
+    return f"{value} (class {class_name})" if class_name else str(value)
+
+
+def _more(n: int) -> str:
+    return f" (and {n} more pod{'s' if n != 1 else ''} like it)" if n else ""
+
+
+def _shape(spec: PodSpec) -> tuple:
+    aff = spec.affinity
+    return (
+        tuple(sorted(spec.requests.items())),
+        tuple(sorted(spec.node_selector.items())),
+        aff.node_required if aff else None,
+        spec.tolerations,
+    )
+
+
+def _describe_shape(spec: PodSpec) -> str:
+    text = ", ".join(f"{k}: {format_amount(k, v)}" for k, v in sorted(spec.requests.items()) if k != "pods") or "no requests"
+    if spec.node_selector:
+        text += "; nodeSelector " + ", ".join(f"{k}={v}" for k, v in sorted(spec.node_selector.items()))
+    if spec.affinity and spec.affinity.node_required:
+        text += "; node affinity"
+    if spec.tolerations:
+        text += "; tolerations"
+    return text
+
+
+def _show(value: object) -> str:
+    if isinstance(value, PreemptionPolicy):
+        return value.value
+    if isinstance(value, tuple):
+        return "[" + ", ".join(value) + "]"
+    return str(value)
+
+
+def _term_reaches(term: PodAffinityTerm, namespace: str) -> bool:
+    """Whether a pod affinity term can select pods in ``namespace`` (namespace labels are unknown)."""
+    if term.label_selector is None:
+        return False  # a nil selector selects nothing
+    if term.namespace_selector is not None:
+        return True
+    return not term.namespaces or namespace in term.namespaces
+
+
+class _Pitfalls:
+    def __init__(self, trace: Trace, broken: _Broken, out: _Validator) -> None:
+        self.trace = trace
+        self.broken = broken
+        self.out = out
+        self.members: list[_Member] = []
+        self.groups: dict[str, _Group] = {}
+        self.workloads: dict[str, tuple[Workload, int]] = {}
+        self.node_deletes: list[tuple[str, int]] = []
+        self._index()
+
+    def _index(self) -> None:
+        pods: dict[str, _Member] = {}
+        jobs: dict[str, _Member] = {}
+        for ev in self.trace.events:
+            obj = ev.obj
+            if ev.op is Op.CREATE:
+                if isinstance(obj, Pod):
+                    m = _Member("Pod", obj.namespace, obj.name, obj.spec, ev.at_ms, obj.source, gates=obj.spec.scheduling_gates)
+                    pods[obj.key] = m
+                    self.members.append(m)
+                elif isinstance(obj, Job):
+                    m = _Member(
+                        "Job", obj.namespace, obj.name, obj.template, ev.at_ms, obj.source, obj.parallelism,
+                        obj.pod_creation_interval_ms, gates=obj.template.scheduling_gates,
+                    )  # fmt: skip
+                    jobs[obj.key] = m
+                    self.members.append(m)
+                elif isinstance(obj, PodGroup) and obj.key not in self.groups:
+                    self.groups[obj.key] = _Group(obj, ev.at_ms, obj.policy.effective_min_count)
+                elif isinstance(obj, Workload) and obj.key not in self.workloads:
+                    self.workloads[obj.key] = (obj, ev.at_ms)
+            elif ev.op is Op.PATCH:
+                if isinstance(obj, Pod) and obj.key in pods:
+                    pods[obj.key].gates = obj.spec.scheduling_gates
+                elif isinstance(obj, Job) and obj.key in jobs:
+                    jobs[obj.key].count = max(jobs[obj.key].count, obj.parallelism)
+                elif isinstance(obj, PodGroup) and obj.key in self.groups:
+                    g = self.groups[obj.key]
+                    g.min_count = min(g.min_count, obj.policy.effective_min_count)
+            elif ev.op is Op.DELETE:
+                key = f"{ev.namespace}/{ev.name}"
+                if ev.kind == "Node":
+                    self.node_deletes.append((ev.name, ev.at_ms))
+                elif ev.kind == "Pod" and key in pods:
+                    pods[key].deleted = True
+        for m in self.members:
+            if m.group in self.groups:
+                self.groups[m.group].members.append(m)
+
+    def warn(self, code: str, source: Source | None, obj: str, message: str) -> None:
+        self.out.warn(code, source, obj, message)
+
+    def run(self) -> None:
+        self.group_references()
+        self.priorities()
+        self.scheduler_names()
+        self.group_sizes()
+        self.shapes()
+        self.workload_refs()
+        self.monotonic_condition()
+        self.jobs_without_group()
+        self.gated()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _by_group(self) -> dict[str, list[_Member]]:
+        """Members by the group they name (whether or not it exists), in creation order."""
+        out: dict[str, list[_Member]] = {}
+        for m in self.members:
+            if m.group:
+                out.setdefault(m.group, []).append(m)
+        return out
+
+    def _folded(self, items: list[tuple[_Member, object]]) -> list[tuple[_Member, object, int]]:
+        """Jobs one by one; bare pods folded into their first one plus a count."""
+        out: list[tuple[_Member, object, int]] = []
+        pods = [(m, x) for m, x in items if m.kind == "Pod"]
+        if pods:
+            out.append((pods[0][0], pods[0][1], len(pods) - 1))
+        out.extend((m, x, 0) for m, x in items if m.kind == "Job")
+        out.sort(key=lambda t: (t[0].created_ms, t[0].source.file, t[0].source.line or 0))
+        return out
+
+    # -- 1. PreEnqueue: the PodGroup comes later, or never -----------------------------------------
+
+    def group_references(self) -> None:
+        for key, members in self._by_group().items():
+            if self.broken.covers("PodGroup", *key.split("/", 1)):
+                continue
+            g = self.groups.get(key)
+            if g is None:
+                for m, _, more in self._folded([(m, None) for m in members]):
+                    if m.kind == "Pod":
+                        msg = f"references PodGroup {key}, which the trace never creates{_more(more)}: it waits at PreEnqueue forever; create the PodGroup or drop spec.schedulingGroup"
+                    else:
+                        msg = f"its pods reference PodGroup {key}, which the trace never creates: they wait at PreEnqueue forever; create the PodGroup or drop spec.template.spec.schedulingGroup"
+                    self.warn("podgroup-missing", m.source, m.ref, msg)
+                continue
+            early = [(m, g.created_ms - m.created_ms) for m in members if m.created_ms < g.created_ms]
+            pods = sorted((x for x in early if x[0].kind == "Pod"), key=lambda x: -x[1])
+            for m, lead, more in self._folded([x for x in early if x[0].kind == "Job"] + pods):
+                advice = "create the PodGroup (after its Workload) before the pods"
+                if m.kind == "Pod":
+                    msg = f"created {format_duration_ms(lead)} before its PodGroup {key}{_more(more)}: it waits at PreEnqueue until then; {advice}"
+                else:
+                    n_early = sum(1 for i in range(m.count) if m.created_ms + i * m.step_ms < g.created_ms)
+                    which = f" ({n_early} of {m.count} pods)" if n_early < m.count else ""
+                    msg = f"its pods are created up to {format_duration_ms(lead)} before their PodGroup {key}{which}: they wait at PreEnqueue until then; {advice}"
+                self.warn("pod-before-podgroup", m.source, m.ref, msg)
+
+    # -- 2. §1.5: priority and preemption policy must match the group's ---------------------------
+
+    def priorities(self) -> None:
+        for key, g in self.groups.items():
+            pg = g.pg
+            bad_prio = [(m, None) for m in g.members if m.spec.priority != pg.priority]
+            for m, _, more in self._folded(bad_prio):
+                pods = "its pods' priority" if m.kind == "Job" else "priority"
+                self.warn(
+                    "priority-mismatch",
+                    m.source,
+                    m.ref,
+                    f"{pods} {_prio(m.spec.priority, m.spec.priority_class_name)} differs from PodGroup {key}'s "
+                    f"{_prio(pg.priority, pg.policy.priority_class_name)}{_more(more)}: every cycle of the group fails with SchedulerError: "
+                    f"{MSG_PRIORITY.format(m.spec.priority, pg.priority)}; give pods and PodGroup the same priority value",
+                )
+            group_policy = pg.policy.preemption_policy
+            if group_policy is None:
+                continue
+            bad_policy = [(m, None) for m in g.members if m.spec.preemption_policy is not group_policy and m.spec.priority == pg.priority]
+            for m, _, more in self._folded(bad_policy):
+                mine = m.spec.preemption_policy.value
+                self.warn(
+                    "preemption-policy-mismatch",
+                    m.source,
+                    m.ref,
+                    f"preemptionPolicy {mine} differs from PodGroup {key}'s {group_policy.value}{_more(more)}: every cycle of the group fails "
+                    f"with SchedulerError: {MSG_PREEMPTION_POLICY.format(mine, m.first_pod, group_policy.value, key)}; "
+                    "use the same preemptionPolicy (or PriorityClass) for pods and PodGroup",
+                )
+
+    # -- 3./4. scheduler names -----------------------------------------------------------------
+
+    def scheduler_names(self) -> None:
+        for key, members in self._by_group().items():
+            names: dict[str, _Member] = {}
+            for m in members:
+                names.setdefault(m.spec.scheduler_name, m)
+            if len(names) < 2:
+                continue
+            (a, ma), (b, mb) = list(names.items())[:2]
+            g = self.groups.get(key)
+            self.warn(
+                "mixed-scheduler-name",
+                g.pg.source if g else ma.source,
+                g.ref if g else f"PodGroup {key}",
+                f'its pods use schedulerName "{a}" ({ma.ref}) and "{b}" ({mb.ref}): every cycle of the group fails with SchedulerError: '
+                f"{MSG_SCHEDULER_NAME.format(a, b)}; use one scheduler for the whole group",
+            )
+        profiles = [p.scheduler_name for p in self.trace.config.profiles]
+        listed = ", ".join(f'"{p}"' for p in profiles)
+        unknown: dict[str, list[tuple[_Member, object]]] = {}
+        for m in self.members:
+            if m.spec.scheduler_name not in profiles:
+                unknown.setdefault(m.spec.scheduler_name, []).append((m, None))
+        for name, items in unknown.items():
+            for m, _, more in self._folded(items):
+                who = "the pod is" if m.kind == "Pod" else "its pods are"
+                self.warn(
+                    "unknown-scheduler",
+                    m.source,
+                    m.ref,
+                    f'schedulerName "{name}" has no profile in the KubeSchedulerConfiguration (profiles: {listed}){_more(more)}: '
+                    f"{who} never scheduled and count for no gang; add a profile or fix the name",
+                )
+
+    # -- 7./8./9. gang sizes --------------------------------------------------------------------
+
+    def group_sizes(self) -> None:
+        for key, g in self.groups.items():
+            if key in self.broken.groups_with_broken_members:
+                continue
+            pods = {n for m in g.members for n in m.pod_names()}
+            jobs = [m for m in g.members if m.kind == "Job"]
+            if not g.members:
+                self.warn(
+                    "podgroup-unused",
+                    g.pg.source,
+                    g.ref,
+                    f"no Pod or Job references this PodGroup (spec.schedulingGroup.podGroupName: {g.pg.name}): check the name for a typo",
+                )
+                continue
+            if not g.is_gang:
+                continue
+            flagged = False
+            for job in jobs:
+                if job.count < g.min_count:
+                    flagged = True
+                    self.warn(
+                        "parallelism-below-min-count",
+                        job.source,
+                        job.ref,
+                        f"parallelism {job.count} is below gang.minCount {g.min_count} of its PodGroup {key}: the gang can never start; "
+                        "set parallelism to at least minCount (or lower minCount)",
+                    )
+            if len(pods) < g.min_count and not (flagged and len(g.members) == 1):
+                self.warn(
+                    "min-count-unreachable",
+                    g.pg.source,
+                    g.ref,
+                    f"gang.minCount {g.min_count} but only {len(pods)} pod{'s' if len(pods) != 1 else ''} ever reference this PodGroup: "
+                    "the gang can never start; lower minCount or create more pods",
+                )
+            if g.min_count > LARGE_GANG_PODS:
+                spread = max((m.created_ms + (m.count - 1) * m.step_ms for m in g.members), default=0) - min(m.created_ms for m in g.members)
+                over = f" (its pods are created over {format_duration_ms(spread)})" if spread else ""
+                self.warn(
+                    "large-gang",
+                    g.pg.source,
+                    g.ref,
+                    f"a gang of {g.min_count} pods starts only once all of them are created, observed and placed{over}: "
+                    f"pod start-up SLOs need re-defining for gangs over {LARGE_GANG_PODS} pods",
+                )
+
+    # -- 5. §8.7: heterogeneous groups and intra-group pod (anti-)affinity ------------------------
+
+    def shapes(self) -> None:
+        for key, g in self.groups.items():
+            if not g.is_gang or len({n for m in g.members for n in m.pod_names()}) < 2:
+                continue
+            shapes: dict[tuple, _Member] = {}
+            for m in g.members:
+                shapes.setdefault(_shape(m.spec), m)
+            if len(shapes) > 1:
+                a, b = list(shapes.values())[:2]
+                self.warn(
+                    "heterogeneous-group",
+                    g.pg.source,
+                    g.ref,
+                    f"its pods differ in requests or node constraints ({len(shapes)} shapes, e.g. {a.ref}: {_describe_shape(a.spec)} / "
+                    f"{b.ref}: {_describe_shape(b.spec)}): {_ORDER_ADVICE}",
+                )
+            hit = self._intra_affinity(g)
+            if hit is not None:
+                m, what, other = hit
+                target = "its own sibling pods" if other is m else f"pods of the same group ({other.ref})"
+                self.warn("intra-group-affinity", g.pg.source, g.ref, f"{m.ref} has {what} to {target}: {_ORDER_ADVICE}")
+
+    @staticmethod
+    def _intra_affinity(g: _Group) -> tuple[_Member, str, _Member] | None:
+        for m in g.members:
+            aff = m.spec.affinity
+            if aff is None or not aff.has_pod_affinity:
+                continue
+            kinds = (
+                ("required pod affinity", aff.pod_affinity_required),
+                ("required pod anti-affinity", aff.pod_anti_affinity_required),
+                ("preferred pod affinity", tuple(w.term for w in aff.pod_affinity_preferred)),
+                ("preferred pod anti-affinity", tuple(w.term for w in aff.pod_anti_affinity_preferred)),
+            )
+            for what, terms in kinds:
+                for term in terms:
+                    if not _term_reaches(term, m.namespace):
+                        continue
+                    for other in g.members:
+                        if other is m and m.count < 2:
+                            continue  # a lone pod matching itself is no intra-group dependency
+                        if term.label_selector.matches(other.spec.labels):
+                            return m, what, other
+        return None
+
+    # -- Workload ↔ PodGroup (§1.2/1.3, EXAMPLES §4) ---------------------------------------------
+
+    def workload_refs(self) -> None:
+        used: set[tuple[str, str]] = set()
+        for key, g in self.groups.items():
+            if g.pg.workload_ref is None:
+                continue
+            wname, tname = g.pg.workload_ref
+            wkey = f"{g.pg.namespace}/{wname}"
+            used.add((wkey, tname))
+            if self.broken.covers("Workload", g.pg.namespace, wname):
+                continue
+            found = self.workloads.get(wkey)
+            if found is None:
+                self.warn(
+                    "workload-missing",
+                    g.pg.source,
+                    g.ref,
+                    f"spec.workloadRef names Workload {wkey}, which the trace never creates: create it first (Workload → PodGroup → Pods)",
+                )
+                continue
+            workload, created_ms = found
+            template = next((t for t in workload.templates if t.name == tname), None)
+            if template is None:
+                have = ", ".join(f'"{t.name}"' for t in workload.templates)
+                self.warn(
+                    "workload-template-missing",
+                    g.pg.source,
+                    g.ref,
+                    f'spec.workloadRef names template "{tname}", which Workload {wkey} does not have (templates: {have}); templates cannot be added later',
+                )
+                continue
+            if created_ms > g.created_ms:
+                self.warn(
+                    "podgroup-before-workload",
+                    g.pg.source,
+                    g.ref,
+                    f"created {format_duration_ms(created_ms - g.created_ms)} before its Workload {wkey}: create Workload → PodGroup → Pods in that order",
+                )
+            diff = self._policy_diff(g.pg, template.policy)
+            if diff:
+                self.warn(
+                    "podgroup-template-mismatch",
+                    g.pg.source,
+                    g.ref,
+                    f'{diff} differs from template "{tname}" of Workload {wkey}: a PodGroup copies its template\'s policy; keep them equal',
+                )
+        for wkey, (workload, _) in self.workloads.items():
+            for t in workload.templates:
+                if (wkey, t.name) not in used:
+                    self.warn(
+                        "workload-template-unused",
+                        workload.source,
+                        object_ref("Workload", workload.namespace, workload.name),
+                        f'podGroupTemplate "{t.name}" is referenced by no PodGroup (spec.workloadRef.templateName): '
+                        "create its PodGroup or remove the template (templates cannot be removed later)",
+                    )
+
+    @staticmethod
+    def _policy_diff(pg: PodGroup, tp: PodGroupPolicy) -> str:
+        p = pg.policy
+        checks = (
+            ("schedulingPolicy", p.kind.value, tp.kind.value),
+            ("gang.minCount", p.min_count if p.kind is PolicyKind.GANG else None, tp.min_count if tp.kind is PolicyKind.GANG else None),
+            ("disruptionMode", p.disruption_mode.value, tp.disruption_mode.value),
+            ("priority", p.priority or 0, tp.priority or 0),
+            ("preemptionPolicy", p.preemption_policy, tp.preemption_policy),
+            ("schedulingConstraints", p.topology_keys, tp.topology_keys),
+        )
+        for name, mine, theirs in checks:
+            if mine != theirs:
+                return f"{name} {_show(mine)} (template: {_show(theirs)})"
+        return ""
+
+    # -- 6. PodGroupInitiallyScheduled is monotonic (§1.4) ----------------------------------------
+
+    def monotonic_condition(self) -> None:
+        groups = [g for g in self.groups.values() if g.members]
+        if not groups:
+            return
+        reasons: list[str] = []
+        at_risk: _Group | None = None
+        if self.node_deletes:
+            name, at_ms = self.node_deletes[0]
+            n = len(self.node_deletes)
+            reasons.append(f"{n} node deletion{'s' if n != 1 else ''}, the first Node {name} at {format_duration_ms(at_ms)}")
+            at_risk = groups[0]
+        member_group = {id(m): self.groups[m.group] for g in groups for m in g.members}
+        for g in sorted(groups, key=lambda g: g.pg.priority):
+            for m in self.members:
+                own = member_group.get(id(m))
+                if own is g:
+                    continue
+                priority = own.pg.priority if own else m.spec.priority
+                policy = (own.pg.policy.preemption_policy if own else None) or m.spec.preemption_policy
+                if priority > g.pg.priority and policy is PreemptionPolicy.PREEMPT_LOWER_PRIORITY:
+                    reasons.append(f"{g.ref} (priority {g.pg.priority}) can be preempted by {m.ref} (priority {priority})")
+                    at_risk = at_risk or g
+                    break
+            else:
+                continue
+            break
+        if at_risk is None:
+            return
+        self.warn(
+            "initially-scheduled-monotonic",
+            at_risk.pg.source,
+            at_risk.ref,
+            f"members of scheduled PodGroups can be evicted here ({'; '.join(reasons)}): PodGroupInitiallyScheduled stays True "
+            "after evictions, so it is no health check; watch the member pods instead (gangsim: the gangs and victims tables)",
+        )
+
+    # -- Jobs that are no gang; pods that stay gated ---------------------------------------------
+
+    def jobs_without_group(self) -> None:
+        for m in self.members:
+            if m.kind == "Job" and not m.group and m.count > 1:
+                self.warn(
+                    "job-without-podgroup",
+                    m.source,
+                    m.ref,
+                    f"parallelism {m.count} but no PodGroup: its pods are scheduled one by one under every policy, and partial jobs hold "
+                    f"GPUs idle until the rendezvous timeout; add a PodGroup with gang.minCount: {m.count} and set "
+                    "spec.template.spec.schedulingGroup.podGroupName",
+                )
+
+    def gated(self) -> None:
+        items = [(m, None) for m in self.members if m.gates and not m.deleted]
+        by_gates: dict[tuple[str, ...], list[tuple[_Member, object]]] = {}
+        for m, x in items:
+            by_gates.setdefault(m.gates, []).append((m, x))
+        for gates, group in by_gates.items():
+            for m, _, more in self._folded(group):
+                who = "the pod is" if m.kind == "Pod" else "its pods are"
+                self.warn(
+                    "scheduling-gated",
+                    m.source,
+                    m.ref,
+                    f"spec.schedulingGates {', '.join(gates)} are never removed by a later patch{_more(more)}: {who} never scheduled; "
+                    "patch the gates away when the pod may be scheduled",
+                )
+
+
+__all__ = ["ERROR", "WARNING", "Finding", "exit_code", "render_findings", "validate_paths"]
