@@ -122,6 +122,23 @@ def run(
 
 
 @app.command()
+@user_errors
+def validate(
+    traces: Annotated[list[Path], typer.Argument(help="Trace files or directories.", show_default=False)],
+    config: Annotated[Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")] = None,
+) -> None:
+    """Check TRACE against the API rules and the known gang-scheduling pitfalls (no simulation).
+
+    Exit 1 when errors are found; warnings are advice and exit 0.
+    """
+    from gangsim.validate import exit_code, render_findings, validate_paths
+
+    findings = validate_paths([str(t) for t in traces], config_path=config)
+    sys.stdout.write(render_findings(findings))
+    raise typer.Exit(exit_code(findings))
+
+
+@app.command()
 def version() -> None:
     """Print the gangsim version."""
     print(__version__)

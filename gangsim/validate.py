@@ -730,7 +730,7 @@ class _Pitfalls:
                     "priority-mismatch",
                     m.source,
                     m.ref,
-                    f"{pods} {_prio(m.spec.priority, m.spec.priority_class_name)} differs from PodGroup {key}'s "
+                    f"{pods} {_prio(m.spec.priority, m.spec.priority_class_name)} differs from PodGroup {key}'s priority "
                     f"{_prio(pg.priority, pg.policy.priority_class_name)}{_more(more)}: every cycle of the group fails with SchedulerError: "
                     f"{MSG_PRIORITY.format(m.spec.priority, pg.priority)}; give pods and PodGroup the same priority value",
                 )
@@ -775,13 +775,13 @@ class _Pitfalls:
                 unknown.setdefault(m.spec.scheduler_name, []).append((m, None))
         for name, items in unknown.items():
             for m, _, more in self._folded(items):
-                who = "the pod is" if m.kind == "Pod" else "its pods are"
+                who = "the pod is never scheduled and counts" if m.kind == "Pod" else "its pods are never scheduled and count"
                 self.warn(
                     "unknown-scheduler",
                     m.source,
                     m.ref,
-                    f'schedulerName "{name}" has no profile in the KubeSchedulerConfiguration (profiles: {listed}){_more(more)}: '
-                    f"{who} never scheduled and count for no gang; add a profile or fix the name",
+                    f'schedulerName "{name}"{_more(more)} has no profile in the KubeSchedulerConfiguration (profiles: {listed}): '
+                    f"{who} for no gang; add a profile or fix the name",
                 )
 
     # -- 7./8./9. gang sizes --------------------------------------------------------------------
@@ -790,7 +790,9 @@ class _Pitfalls:
         for key, g in self.groups.items():
             if key in self.broken.groups_with_broken_members:
                 continue
-            pods = {n for m in g.members for n in m.pod_names()}
+            # INTERFACE rule 7: a pod whose schedulerName has no profile counts for no gang
+            profiles = {p.scheduler_name for p in self.trace.config.profiles}
+            pods = {n for m in g.members if m.spec.scheduler_name in profiles for n in m.pod_names()}
             jobs = [m for m in g.members if m.kind == "Job"]
             if not g.members:
                 self.warn(
@@ -924,7 +926,7 @@ class _Pitfalls:
                     "podgroup-template-mismatch",
                     g.pg.source,
                     g.ref,
-                    f'{diff} differs from template "{tname}" of Workload {wkey}: a PodGroup copies its template\'s policy; keep them equal',
+                    f'{diff} in template "{tname}" of Workload {wkey}: a PodGroup copies its template\'s policy; keep them equal',
                 )
         for wkey, (workload, _) in self.workloads.items():
             for t in workload.templates:
@@ -950,7 +952,7 @@ class _Pitfalls:
         )
         for name, mine, theirs in checks:
             if mine != theirs:
-                return f"{name} {_show(mine)} (template: {_show(theirs)})"
+                return f"{name} is {_show(mine)} here but {_show(theirs)}"
         return ""
 
     # -- 6. PodGroupInitiallyScheduled is monotonic (§1.4) ----------------------------------------
@@ -964,23 +966,26 @@ class _Pitfalls:
         if self.node_deletes:
             name, at_ms = self.node_deletes[0]
             n = len(self.node_deletes)
-            reasons.append(f"{n} node deletion{'s' if n != 1 else ''}, the first Node {name} at {format_duration_ms(at_ms)}")
+            when = f"Node {name} is deleted at {format_duration_ms(at_ms)}"
+            reasons.append(when if n == 1 else f"{n} node deletions, the first: {when}")
             at_risk = groups[0]
-        member_group = {id(m): self.groups[m.group] for g in groups for m in g.members}
-        for g in sorted(groups, key=lambda g: g.pg.priority):
-            for m in self.members:
-                own = member_group.get(id(m))
-                if own is g:
-                    continue
-                priority = own.pg.priority if own else m.spec.priority
-                policy = (own.pg.policy.preemption_policy if own else None) or m.spec.preemption_policy
-                if priority > g.pg.priority and policy is PreemptionPolicy.PREEMPT_LOWER_PRIORITY:
-                    reasons.append(f"{g.ref} (priority {g.pg.priority}) can be preempted by {m.ref} (priority {priority})")
-                    at_risk = at_risk or g
-                    break
-            else:
-                continue
-            break
+        # Preemptors: pods that may preempt (a group member preempts with its group's priority and policy),
+        # highest priority first; the lowest-priority group is the likeliest victim (§1.5: the victim's
+        # priority is its PodGroup's).
+        preemptors: list[tuple[int, int, _Member, _Group | None]] = []
+        for i, m in enumerate(self.members):
+            own = self.groups.get(m.group)
+            priority = own.pg.priority if own else m.spec.priority
+            policy = (own.pg.policy.preemption_policy if own else None) or m.spec.preemption_policy
+            if policy is PreemptionPolicy.PREEMPT_LOWER_PRIORITY:
+                preemptors.append((-priority, i, m, own))
+        preemptors.sort(key=lambda t: (t[0], t[1]))
+        # If the lowest-priority group has no preemptor outside itself, no other group has one either.
+        g = min(groups, key=lambda g: (g.pg.priority, g.created_ms))
+        best = next(((-neg, m) for neg, _, m, own in preemptors if own is not g), None)
+        if best is not None and best[0] > g.pg.priority:
+            reasons.append(f"{g.ref} (priority {g.pg.priority}) can be preempted by {best[1].ref} (priority {best[0]})")
+            at_risk = at_risk or g
         if at_risk is None:
             return
         self.warn(
@@ -1011,15 +1016,19 @@ class _Pitfalls:
         for m, x in items:
             by_gates.setdefault(m.gates, []).append((m, x))
         for gates, group in by_gates.items():
+            shown_gates = "[" + ", ".join(f'"{g}"' for g in gates) + "]"
             for m, _, more in self._folded(group):
-                who = "the pod is" if m.kind == "Pod" else "its pods are"
-                self.warn(
-                    "scheduling-gated",
-                    m.source,
-                    m.ref,
-                    f"spec.schedulingGates {', '.join(gates)} are never removed by a later patch{_more(more)}: {who} never scheduled; "
-                    "patch the gates away when the pod may be scheduled",
-                )
+                if m.kind == "Pod":
+                    msg = (
+                        f"spec.schedulingGates {shown_gates} are never removed by a later patch{_more(more)}: the pod is never scheduled; "
+                        "patch the gates away (spec.schedulingGates: null) when it may be scheduled"
+                    )
+                else:
+                    msg = (
+                        f"its pods carry spec.template.spec.schedulingGates {shown_gates} and nothing in the trace removes them: "
+                        "they are never scheduled; drop the gates from the template"
+                    )
+                self.warn("scheduling-gated", m.source, m.ref, msg)
 
 
-__all__ = ["ERROR", "WARNING", "Finding", "exit_code", "render_findings", "validate_paths"]
+__all__ = ["ERROR", "ERROR_CODES", "LARGE_GANG_PODS", "WARNING", "WARNING_CODES", "Finding", "exit_code", "render_findings", "validate_paths"]

@@ -114,7 +114,7 @@ def run_algorithm(sched: "Scheduler", fw: Framework, st: PodGroupState, pods: li
                         failed_signatures[pod.signature] = msg
                 else:
                     row = res.suggested_row
-                    snapshot.assign(pod, row, quiet=True)
+                    snapshot.assign(pod, row)
                     result.placed.append((pod, row))
             progress.remaining -= 1
             if row != NO_NODE:
@@ -124,7 +124,7 @@ def run_algorithm(sched: "Scheduler", fw: Framework, st: PodGroupState, pods: li
                 break
     finally:
         for pod, _ in reversed(result.placed):
-            snapshot.unassign(pod, quiet=True)
+            snapshot.unassign(pod)
     if status is None:
         if not result.placed:
             status = Status(Code.UNSCHEDULABLE, (gangscheduling.NO_PODS_SCHEDULABLE,), names.GANG_SCHEDULING)

@@ -3,7 +3,8 @@
 The simulator is single-threaded and a cycle takes no simulated time, so the live cache *is* the
 cycle's snapshot: the PodGroup cycle assumes pods tentatively and reverts them, and preemption dry
 runs remove victims from a row and put them back (``without_pods``), exactly as kube clones a
-NodeInfo. Counters that feed caches are restored afterwards so a dry run leaves no trace.
+NodeInfo. Every change, tentative or not, bumps the row's generation so that per-signature
+caches recompute exactly the rows that changed.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ class Snapshot:
         self.assigned: dict[int, PodInfo] = {}
 
     # ---- assignment (Reserve / bind / unreserve / delete) ----------------------------------------
-    def assign(self, pod: PodInfo, row: int, *, quiet: bool = False) -> None:
+    def assign(self, pod: PodInfo, row: int) -> None:
         t = self.nodes
-        gen, rgen, = t.generation, int(t.row_generation[row])
         t.assign(row, pod.uid, pod, pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
         pod.node_row = row
         self.assigned[pod.uid] = pod
@@ -35,20 +35,15 @@ class Snapshot:
             self.affinity_pods[pod.uid] = pod
             if aff.pod_anti_affinity_required:
                 self.required_anti_affinity_pods[pod.uid] = pod
-        if quiet:
-            t.generation, t.row_generation[row] = gen, rgen
 
-    def unassign(self, pod: PodInfo, *, quiet: bool = False) -> None:
+    def unassign(self, pod: PodInfo) -> None:
         row = pod.node_row
         t = self.nodes
-        gen, rgen = t.generation, int(t.row_generation[row])
         t.unassign(row, pod.uid, pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
         pod.node_row = -1
         self.assigned.pop(pod.uid, None)
         self.affinity_pods.pop(pod.uid, None)
         self.required_anti_affinity_pods.pop(pod.uid, None)
-        if quiet:
-            t.generation, t.row_generation[row] = gen, rgen
 
     @contextmanager
     def without_pods(self, pods: list[PodInfo]) -> Iterator[None]:
@@ -56,12 +51,12 @@ class Snapshot:
         rows = [p.node_row for p in pods]
         saved_order = {r: dict(self.nodes.pods[r]) for r in set(rows)}
         for p in pods:
-            self.unassign(p, quiet=True)
+            self.unassign(p)
         try:
             yield
         finally:
             for p, r in zip(pods, rows):
-                self.assign(p, r, quiet=True)
+                self.assign(p, r)
             for r, order in saved_order.items():
                 self.nodes.pods[r] = order  # keep the node's pod order as it was
 
@@ -70,12 +65,12 @@ class Snapshot:
         """Temporarily add pods to rows (nominated pods in Filter, tentative placements)."""
         saved = [(p, p.node_row) for p, _ in placements]
         for p, row in placements:
-            self.assign(p, row, quiet=True)
+            self.assign(p, row)
         try:
             yield
         finally:
             for p, old in saved:
-                self.unassign(p, quiet=True)
+                self.unassign(p)
                 p.node_row = old
 
     def pods_on(self, row: int) -> list[PodInfo]:

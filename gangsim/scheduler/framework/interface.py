@@ -90,8 +90,13 @@ class FilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
+    PER_ROW: bool  # True: a row's raw score depends only on that row and the pod's signature
+
     def score(self, state: "CycleState", pod: "PodInfo", rows: np.ndarray) -> np.ndarray | None:
-        """int64 raw score per row, already normalised to 0..100; None means Skip (all zero)."""
+        """int64 raw score per row; None means Skip (the plugin adds nothing)."""
+
+    def normalize(self, raw: np.ndarray) -> np.ndarray:
+        """NormalizeScore over the scored rows: raw → 0..100."""
 
 
 @runtime_checkable

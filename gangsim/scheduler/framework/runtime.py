@@ -5,6 +5,12 @@ Determinism: Filter runs over every live row at once (numpy), then keeps what th
 rotating search of ``findNodesThatPassFilters`` would keep: rows in ``next_start_index``
 rotation, the first ``num_feasible_nodes_to_find`` feasible ones. Equal best scores go to the
 node listed first in the trace (or a seeded random choice among them with ``--seed``).
+
+Speed (opportunistic batching, KEP-5598, generalised): for a signable pod, the Filter code and
+the raw score of every row depend only on that row and the pod's signature. They are kept per
+signature and recomputed only for rows whose generation moved since, so consecutive pods of the
+same shape cost O(changed rows). The same rotation, node count and normalisation run on top, so
+a cached result is by construction the uncached one (a test replays with the cache off).
 """
 
 from __future__ import annotations
@@ -28,6 +34,20 @@ from gangsim.scheduler.plugins.tainttoleration import TaintToleration
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class SignatureEntry:
+    """Per-row Filter codes and raw scores of one pod signature, as of node-table ``generation``."""
+
+    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw")
+
+    def __init__(self) -> None:
+        self.generation = -1
+        self.static_generation = -1
+        self.rows = 0
+        self.codes = np.zeros(0, dtype=np.int8)
+        self.plugin = np.zeros(0, dtype=np.int8)
+        self.raw: list[np.ndarray | None] = []
 
 
 @dataclass(slots=True)
@@ -73,9 +93,12 @@ class Framework:
         self.scorers = [(candidates[n], w) for n, w in profile.score_weights.items() if w > 0 and n in candidates]
         self.next_start_index = 0
         self._static_cache: dict[tuple, tuple[int, np.ndarray, np.ndarray]] = {}
-        self._static_score_cache: dict[tuple, tuple[int, list[np.ndarray | None]]] = {}
-        # instrumentation: Filter rows evaluated (a non-timing guard against O(nodes × pods) paths)
+        self._signatures: dict[tuple, SignatureEntry] = {}
+        self.batching = config.opportunistic_batching
+        # instrumentation, a non-timing guard against O(nodes × pods) paths: rows Filter looked
+        # at as upstream would (evaluated) and rows the plugins actually computed (computed)
         self.filter_rows_evaluated = 0
+        self.filter_rows_computed = 0
         self.percentage = profile.percentage_of_nodes_to_score if profile.percentage_of_nodes_to_score is not None else config.percentage_of_nodes_to_score
 
     # ---- Filter ------------------------------------------------------------------------------
@@ -110,7 +133,7 @@ class Framework:
         With ``nominated``, rows hosting nominated pods of priority >= the pod's are checked
         both without and with those pods (``RunFilterPluginsWithNominatedPods``).
         """
-        self.filter_rows_evaluated += len(rows)
+        self.filter_rows_computed += len(rows)
         s_codes, s_plugin = self._static_codes(pod)
         codes = s_codes[rows].copy()
         plugin = s_plugin[rows].copy()
@@ -182,6 +205,45 @@ class Framework:
             d.unschedulable_plugins.add(names_[pi])
         return d
 
+    def signature_entry(self, pod: PodInfo) -> SignatureEntry | None:
+        """The per-signature cache for ``pod``, refreshed for the rows that changed; None when
+        the pod is unsignable or pod affinity anywhere makes rows depend on each other."""
+        if not self.batching or not pod.signature or self.snapshot.affinity_pods:
+            return None
+        nodes = self.snapshot.nodes
+        n = len(nodes.names)
+        entry = self._signatures.get(pod.signature)
+        if entry is None:
+            if len(self._signatures) > 4096:
+                self._signatures.clear()
+            entry = self._signatures[pod.signature] = SignatureEntry()
+        if entry.static_generation != nodes.static_generation or entry.rows != n:
+            changed = np.arange(n, dtype=np.int64)
+            entry.codes = np.zeros(n, dtype=np.int8)
+            entry.plugin = np.zeros(n, dtype=np.int8)
+            entry.raw = [None if not p.PER_ROW else np.zeros(n, dtype=np.int64) for p, _ in self.scorers]
+            entry.rows = n
+            entry.static_generation = nodes.static_generation
+        elif entry.generation == nodes.generation:
+            return entry
+        else:
+            changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
+        if len(changed):
+            codes, plugin = self.run_filters(CycleState(), pod, changed, nominated=False)
+            entry.codes[changed] = codes
+            entry.plugin[changed] = plugin
+            state = CycleState()
+            for i, (p, _) in enumerate(self.scorers):
+                if not p.PER_ROW:
+                    continue
+                raw = p.score(state, pod, changed)
+                if raw is None:
+                    entry.raw[i] = None  # Skip is a property of the signature, not of rows
+                elif entry.raw[i] is not None:
+                    entry.raw[i][changed] = raw  # type: ignore[index]
+        entry.generation = nodes.generation
+        return entry
+
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
         """Feasible rows in evaluation order, and the diagnosis of the evaluated failures."""
         order = self.snapshot.nodes.order
@@ -198,7 +260,15 @@ class Framework:
         to_find = num_feasible_nodes_to_find(self.percentage, n)
         start = self.next_start_index % n
         rotated = np.concatenate((order[start:], order[:start])) if start else order
-        codes, plugin = self.run_filters(state, pod, rotated)
+        entry = self.signature_entry(pod)
+        state.write("signature", entry)
+        if entry is not None:
+            codes = entry.codes[rotated]
+            plugin = entry.plugin[rotated]
+            if self.nominator is not None:
+                self._filter_with_nominated(state, pod, rotated, codes, plugin)
+        else:
+            codes, plugin = self.run_filters(state, pod, rotated)
         feasible_pos = np.flatnonzero(codes == 0)
         if len(feasible_pos) > to_find:
             processed = int(feasible_pos[to_find - 1]) + 1
@@ -206,17 +276,24 @@ class Framework:
         else:
             processed = n
         self.next_start_index = (start + processed) % n
+        self.filter_rows_evaluated += processed
         evaluated = rotated[:processed]
         d = self.diagnose(state, pod, evaluated, codes[:processed], plugin[:processed])
         return rotated[feasible_pos], d
 
     # ---- Score -------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        """Σ weight × NormalizeScore(raw) over ``rows`` (the feasible nodes)."""
         total = np.zeros(len(rows), dtype=np.int64)
-        for p, weight in self.scorers:
-            s = p.score(state, pod, rows)
-            if s is not None:
-                total += s * weight
+        entry: SignatureEntry | None = state.read("signature")
+        for i, (p, weight) in enumerate(self.scorers):
+            if entry is not None and p.PER_ROW:
+                cached = entry.raw[i]
+                raw = None if cached is None else cached[rows]
+            else:
+                raw = p.score(state, pod, rows)
+            if raw is not None:
+                total += p.normalize(raw) * weight
         return total
 
     def select_host(self, rows: np.ndarray, scores: np.ndarray) -> int:

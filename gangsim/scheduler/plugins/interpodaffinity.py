@@ -150,6 +150,15 @@ class InterPodAffinity:
         return (hit[1],) if hit else ()
 
     # ---- Score -------------------------------------------------------------------------------
+    PER_ROW = False  # a row's score depends on pods on other rows of its topology domains
+
+    def normalize(self, raw: np.ndarray) -> np.ndarray:
+        """Min-max over the scored nodes (all equal: every node gets 0)."""
+        lo, hi = int(raw.min()), int(raw.max())
+        if hi - lo <= 0:
+            return np.zeros(len(raw), dtype=np.int64)
+        return (float(MAX_NODE_SCORE) * ((raw - lo) / float(hi - lo))).astype(np.int64)
+
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         snap = self.snapshot
         aff = pod.spec.affinity
@@ -197,7 +206,4 @@ class InterPodAffinity:
                 if v is not None:
                     total += values.get(v, 0)
             raw[i] = total
-        lo, hi = int(raw.min()), int(raw.max())
-        if hi - lo <= 0:
-            return np.zeros(len(rows), dtype=np.int64)
-        return (float(MAX_NODE_SCORE) * ((raw - lo) / float(hi - lo))).astype(np.int64)
+        return raw

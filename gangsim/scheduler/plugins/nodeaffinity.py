@@ -47,7 +47,13 @@ class NodeAffinity:
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         return (ERR_REASON_POD,)
 
+    PER_ROW = True
+
+    def normalize(self, raw: np.ndarray) -> np.ndarray:
+        return default_normalize_score(raw, reverse=False)
+
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+        """Raw score: the summed weights of the preferred terms the node matches."""
         aff = pod.spec.affinity
         if aff is None or not aff.node_preferred:
             return None
@@ -56,4 +62,4 @@ class NodeAffinity:
         for i, row in enumerate(rows.tolist()):
             node = nodes.nodes[row]
             raw[i] = sum(p.weight for p in aff.node_preferred if p.term.matches(node.labels, node.name))
-        return default_normalize_score(raw, reverse=False)
+        return raw

@@ -24,6 +24,9 @@ from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
+# Below this many rows the same formulas run on Python ints: numpy's per-call overhead dominates
+# when only the row changed by the last bind has to be recomputed.
+SMALL = 8
 
 
 class NodeResourcesFit:
@@ -40,6 +43,8 @@ class NodeResourcesFit:
 
     # ---- Filter ------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        if len(rows) <= SMALL:
+            return self._filter_small(pod, rows)
         t = self.snapshot.nodes
         free = t.free[rows][:, pod.fit_cols]
         short = free < pod.fit_amounts
@@ -53,6 +58,23 @@ class NodeResourcesFit:
         too_big = (alloc < pod.fit_amounts) & (pod.fit_cols != PODS_COL)
         unresolvable = (short & too_big).any(axis=1)
         codes[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        return codes
+
+    def _filter_small(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        t = self.snapshot.nodes
+        cols = pod.fit_cols.tolist()
+        amounts = pod.fit_amounts.tolist()
+        codes = np.zeros(len(rows), dtype=np.int8)
+        for i, row in enumerate(rows.tolist()):
+            free = t.free[row].tolist()
+            code = 0
+            for c, a in zip(cols, amounts):
+                if free[c] < a:
+                    if c != PODS_COL and int(t.allocatable[row, c]) < a:
+                        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                        break
+                    code = Code.UNSCHEDULABLE
+            codes[i] = code
         return codes
 
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
@@ -70,6 +92,12 @@ class NodeResourcesFit:
         return tuple(out)
 
     # ---- Score -------------------------------------------------------------------------------
+    PER_ROW = True
+
+    @staticmethod
+    def normalize(raw: np.ndarray) -> np.ndarray:
+        return raw
+
     def _requested_and_alloc(self, pod: PodInfo, rows: np.ndarray, col: int, name: str) -> tuple[np.ndarray, np.ndarray] | None:
         """``calculateResourceAllocatableRequest`` with non-zero requests for cpu/memory."""
         t = self.snapshot.nodes
@@ -85,6 +113,8 @@ class NodeResourcesFit:
         return t.allocatable[rows, col], t.requested[rows, col] + req
 
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        if len(rows) <= SMALL:
+            return np.array([self._score_row(pod, r) for r in rows.tolist()], dtype=np.int64)
         n = len(rows)
         node_score = np.zeros(n, dtype=np.int64)
         weight_sum = np.zeros(n, dtype=np.int64)
@@ -114,6 +144,53 @@ class NodeResourcesFit:
             return out
         return np.where(weight_sum > 0, node_score // np.where(weight_sum > 0, weight_sum, 1), 0)
 
+    def _score_row(self, pod: PodInfo, row: int) -> int:
+        """The same formulas for one row, on Python ints."""
+        t = self.snapshot.nodes
+        kind = self.strategy.type
+        node_score = weight_sum = 0
+        for col, name, weight in self._score_cols:
+            if col < 0:
+                continue
+            alloc = int(t.allocatable[row, col])
+            if col == CPU_COL:
+                req = int(t.nonzero_requested[row, 0]) + pod.spec.nonzero_milli_cpu
+            elif col == MEMORY_COL:
+                req = int(t.nonzero_requested[row, 1]) + pod.spec.nonzero_memory
+            else:
+                pr = int(pod.demand[col])
+                if pr == 0 and is_extended_resource(name):
+                    continue
+                req = int(t.requested[row, col]) + pr
+            if alloc == 0:
+                continue
+            if kind == LEAST_ALLOCATED:
+                sc = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+            elif kind == MOST_ALLOCATED:
+                sc = min(req, alloc) * MAX_NODE_SCORE // alloc
+            else:
+                util = MAX_UTILIZATION if req > alloc else req * MAX_UTILIZATION // alloc
+                sc = self._broken_linear_one(util)
+                if sc <= 0:
+                    continue
+            node_score += sc * weight
+            weight_sum += weight
+        if weight_sum == 0:
+            return 0
+        if kind == REQUESTED_TO_CAPACITY_RATIO:
+            return math.floor(node_score / weight_sum + 0.5)
+        return node_score // weight_sum
+
+    def _broken_linear_one(self, p: int) -> int:
+        shape = self._shape
+        for i, (u, sc) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return sc
+                u0, s0 = shape[i - 1]
+                return s0 + (sc - s0) * (p - u0) // (u - u0)
+        return shape[-1][1]
+
     def _broken_linear(self, p: np.ndarray) -> np.ndarray:
         shape = self._shape
         out = np.full(len(p), shape[-1][1], dtype=np.int64)
@@ -131,6 +208,11 @@ class NodeResourcesFit:
 
 class BalancedAllocation:
     NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
+    PER_ROW = True
+
+    @staticmethod
+    def normalize(raw: np.ndarray) -> np.ndarray:
+        return raw
 
     def __init__(self, snapshot: Snapshot, resources: tuple[tuple[str, int], ...]) -> None:
         self.snapshot = snapshot
@@ -142,6 +224,8 @@ class BalancedAllocation:
         pod_reqs = [int(pod.demand[c]) if c >= 0 else 0 for c, _ in self._cols]
         if all(r == 0 for r in pod_reqs):
             return None  # PreScore: Skip for best-effort pods
+        if len(rows) <= SMALL:
+            return np.array([self._score_row(pod_reqs, r) for r in rows.tolist()], dtype=np.int64)
         fractions: list[np.ndarray] = []
         present: list[np.ndarray] = []
         for (col, name), req in zip(self._cols, pod_reqs):
@@ -181,3 +265,30 @@ class BalancedAllocation:
                     acc = acc + (v - mean) * (v - mean)
                 std[j] = math.sqrt(acc / len(vals))
         return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+    def _score_row(self, pod_reqs: list[int], row: int) -> int:
+        """``balancedResourceScorer`` for one row, on Python floats (IEEE doubles, as numpy)."""
+        t = self.snapshot.nodes
+        fractions: list[float] = []
+        for (col, name), req in zip(self._cols, pod_reqs):
+            if col < 0 or (req == 0 and is_extended_resource(name)):
+                continue
+            alloc = int(t.allocatable[row, col])
+            if alloc == 0:
+                continue
+            f = float(int(t.requested[row, col]) + req) / float(alloc)
+            fractions.append(min(f, 1.0))
+        if len(fractions) == 2:
+            std = abs((fractions[0] - fractions[1]) / 2)
+        elif len(fractions) > 2:
+            total = 0.0
+            for v in fractions:
+                total += v
+            mean = total / len(fractions)
+            acc = 0.0
+            for v in fractions:
+                acc = acc + (v - mean) * (v - mean)
+            std = math.sqrt(acc / len(fractions))
+        else:
+            std = 0.0
+        return int((1 - std) * float(MAX_NODE_SCORE))

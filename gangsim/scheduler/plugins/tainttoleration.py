@@ -47,7 +47,13 @@ class TaintToleration:
         # v1.3x wording; the newest code says "node(s) had untolerated taint(s)"
         return (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",) if taint else ()
 
+    PER_ROW = True  # a row's raw score depends only on that row and the pod
+
+    def normalize(self, raw: np.ndarray) -> np.ndarray:
+        return default_normalize_score(raw, reverse=True)
+
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        """Raw score: the number of untolerated PreferNoSchedule taints."""
         nodes = self.snapshot.nodes
         prefer_tols = tuple(t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule"))
         counts = np.zeros(len(rows), dtype=np.int64)
@@ -57,4 +63,4 @@ class TaintToleration:
                 if taint.effect == "PreferNoSchedule" and not _tolerated(taint, prefer_tols):
                     n += 1
             counts[i] = n
-        return default_normalize_score(counts, reverse=True)
+        return counts

@@ -144,7 +144,7 @@ class Evaluator:
         for u in units:
             for p in u.pods:
                 removed.append((p, p.node_row))
-                snap.unassign(p, quiet=True)
+                snap.unassign(p)
         victims: list[VictimUnit] = []
         violations = 0
         try:
@@ -157,18 +157,18 @@ class Evaluator:
                 for u in group:
                     homes = [(p, r) for p, r in removed if any(p is q for q in u.pods)]
                     for p, r in homes:
-                        snap.assign(p, r, quiet=True)
+                        snap.assign(p, r)
                     if self.fw.fits_on(CycleState(), pod, row):
                         continue  # reprieved
                     for p, _ in homes:
-                        snap.unassign(p, quiet=True)
+                        snap.unassign(p)
                     victims.append(u)
                     if is_violating:
                         violations += u.violating
         finally:
             for p, r in removed:
                 if p.node_row == NO_NODE:
-                    snap.assign(p, r, quiet=True)
+                    snap.assign(p, r)
             for r, order in saved_order.items():
                 snap.nodes.pods[r] = order
         if not victims:

@@ -67,7 +67,7 @@ def preempt_podgroup(sched: "Scheduler", fw: Framework, st: PodGroupState, pods:
     touched = {r for _, r in removed}
     saved_order = {r: dict(snap.nodes.pods[r]) for r in touched}
     for p, _ in removed:
-        snap.unassign(p, quiet=True)
+        snap.unassign(p)
     try:
         # 2)+3) On the cleaned cluster, run the group algorithm again (no PostFilter).
         from gangsim.scheduler.schedule_podgroup import run_algorithm
@@ -86,18 +86,18 @@ def preempt_podgroup(sched: "Scheduler", fw: Framework, st: PodGroupState, pods:
         for bucket, is_violating in ((violating, True), (non_violating, False)):
             for unit in bucket:
                 for p in unit.pods:
-                    snap.assign(p, homes[p.uid], quiet=True)
+                    snap.assign(p, homes[p.uid])
                 if placements_still_fit(fw, snap, placed):
                     continue
                 for p in unit.pods:
-                    snap.unassign(p, quiet=True)
+                    snap.unassign(p)
                 victims.append(unit)
                 if is_violating:
                     violations += unit.violating
     finally:
         for p, r in removed:
             if p.node_row == NO_NODE:
-                snap.assign(p, r, quiet=True)
+                snap.assign(p, r)
         for r, order in saved_order.items():
             snap.nodes.pods[r] = order
     # 7) Victims in importance order; nominations for the placed preemptor pods, cleared for the rest.
@@ -115,12 +115,12 @@ def placements_still_fit(fw: Framework, snap, placed: list[tuple[PodInfo, int]])
         for pod, row in placed:
             if not fw.fits_on(CycleState(), pod, row):
                 return False
-            snap.assign(pod, row, quiet=True)
+            snap.assign(pod, row)
             assumed.append(pod)
         return True
     finally:
         for pod in reversed(assumed):
-            snap.unassign(pod, quiet=True)
+            snap.unassign(pod)
 
 
 def unit_for(sched: "Scheduler", pod: PodInfo, seen: set[int]) -> VictimUnit | None:
