@@ -15,7 +15,7 @@ the scheduler or the simulator (STYLE §3). Everything is computed once, in :fun
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -49,8 +49,10 @@ class Report:
 
     summary: dict
     tables: dict[str, pl.DataFrame]
+    # wall-clock measurements of this run (vary run to run: shown, never written to --out)
+    timings: dict[str, list[float]] = field(default_factory=dict)
 
 
 def build_report(log: EventLog) -> Report:
     """All tables and the summary of one replay."""
-    return Report(summary=build_summary(log), tables=build_tables(log))
+    return Report(summary=build_summary(log), tables=build_tables(log), timings={k: list(v) for k, v in log.timings.items()})

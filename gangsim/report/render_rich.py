@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gangsim.report.summary import Grid, summary_grid
+from gangsim.report.summary import Grid, podgroup_cycles_grid, summary_grid
 from gangsim.report.tables import gang_grid, gangs_that_paid_grid, top_preemptors_grid
 
 if TYPE_CHECKING:
@@ -48,6 +48,10 @@ def render_terminal(report: Report, console: Console, *, top: int = 10) -> None:
         console.print(grid_table(gangs))
     else:
         console.print(Text("Slowest gangs: no gangs in this trace."))
+
+    cycles = podgroup_cycles_grid(report.summary, report.timings)
+    if cycles is not None:
+        console.print(grid_table(cycles))
 
     victims = report.tables["victims"]
     if victims.height == 0:

@@ -42,6 +42,8 @@ __all__ = [
 ]
 
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
+# scheduler_podgroup_schedule_attempts_total{result}
+PODGROUP_RESULTS: tuple[str, ...] = ("scheduled", "unschedulable", "waiting_on_preemption", "error")
 
 
 def _s(ms: int) -> float:
@@ -123,6 +125,12 @@ def build_summary(log: EventLog) -> dict:
             "bound": len({p.pod for p in pods if p.bound_ms is not None}),
             "pending_at_end": sum(1 for p in pods if p.bound_ms is None and p.ended_ms is None),
             "restarts": sum(1 for p in pods if p.attempt > 0),
+        },
+        # scheduler metrics (counts only, so the summary stays byte-identical across runs)
+        "scheduler": {
+            "cycles": int(log.counters.get("scheduling_cycles", 0)),
+            **{f"podgroup_attempts_{r}": int(log.podgroup_attempts.get(r, 0)) for r in PODGROUP_RESULTS},
+            "podgroup_preemption_attempts": int(log.counters.get("podgroup_preemption_attempts", 0)),
         },
     }
 
@@ -212,3 +220,19 @@ class Grid:
 
 def summary_grid(summary: dict) -> Grid:
     return Grid("Summary", ("metric", "value"), (False, False), tuple(summary_rows(summary)))
+
+
+def podgroup_cycles_grid(summary: dict, timings: dict[str, list[float]]) -> Grid | None:
+    """scheduler_podgroup_schedule_attempts_total{result} and the algorithm's wall time."""
+    sched = summary.get("scheduler", {})
+    counts = [(r, int(sched.get(f"podgroup_attempts_{r}", 0))) for r in PODGROUP_RESULTS]
+    if not any(n for _, n in counts):
+        return None
+    durations = sorted(timings.get("podgroup_algorithm_s", []))
+    rows = [(r, fmt_count(n)) for r, n in counts]
+    if durations:
+        ms = [d * 1000 for d in durations]
+        p50 = ms[max(-(-50 * len(ms) // 100), 1) - 1]
+        p99 = ms[max(-(-99 * len(ms) // 100), 1) - 1]
+        rows.append(("algorithm wall time p50 / p99 / max", f"{p50:.2f} / {p99:.2f} / {ms[-1]:.2f} ms"))
+    return Grid("PodGroup cycles (scheduler_podgroup_schedule_attempts_total)", ("result", "attempts"), (False, True), tuple(rows))

@@ -12,32 +12,38 @@ from .logs import empty_log, gang, make_log, small_log, victim, waits_log
 RICH_SMALL = """\
 Summary
 
-  metric                       value
- ───────────────────────────────────────────────────────
-  trace                        small
-  policy                       gang
-  horizon_s                    400 s (6m40s)
-  gpu.capacity_s               6,400 GPU-s (1.78 GPU-h)
-  gpu.busy_s                   2,400 GPU-s (0.67 GPU-h)
-  gpu.stranded_s               1,000 GPU-s (0.28 GPU-h)
-  gpu.free_while_pending_s     2,200 GPU-s (0.61 GPU-h)
-  gpu.utilization              37.5%
-  gangs.total                  2
-  gangs.started                2
-  gangs.completed              1
-  gangs.never_started          0
-  gangs.wait_p50_s             100 s (1m40s)
-  gangs.wait_p90_s             250 s (4m10s)
-  gangs.wait_p99_s             250 s (4m10s)
-  gangs.wait_max_s             250 s (4m10s)
-  preemption.victims           1
-  preemption.victims_in_vain   0
-  preemption.lost_gpu_s        200 GPU-s (0.06 GPU-h)
-  preemption.gangs_broken      1
-  pods.total                   5
-  pods.bound                   5
-  pods.pending_at_end          1
-  pods.restarts                1
+  metric                                              value
+ ──────────────────────────────────────────────────────────────────────────────
+  trace                                               small
+  policy                                              gang
+  horizon_s                                           400 s (6m40s)
+  gpu.capacity_s                                      6,400 GPU-s (1.78 GPU-h)
+  gpu.busy_s                                          2,400 GPU-s (0.67 GPU-h)
+  gpu.stranded_s                                      1,000 GPU-s (0.28 GPU-h)
+  gpu.free_while_pending_s                            2,200 GPU-s (0.61 GPU-h)
+  gpu.utilization                                     37.5%
+  gangs.total                                         2
+  gangs.started                                       2
+  gangs.completed                                     1
+  gangs.never_started                                 0
+  gangs.wait_p50_s                                    100 s (1m40s)
+  gangs.wait_p90_s                                    250 s (4m10s)
+  gangs.wait_p99_s                                    250 s (4m10s)
+  gangs.wait_max_s                                    250 s (4m10s)
+  preemption.victims                                  1
+  preemption.victims_in_vain                          0
+  preemption.lost_gpu_s                               200 GPU-s (0.06 GPU-h)
+  preemption.gangs_broken                             1
+  pods.total                                          5
+  pods.bound                                          5
+  pods.pending_at_end                                 1
+  pods.restarts                                       1
+  scheduler.cycles                                    0
+  scheduler.podgroup_attempts_scheduled               0
+  scheduler.podgroup_attempts_unschedulable           0
+  scheduler.podgroup_attempts_waiting_on_preemption   0
+  scheduler.podgroup_attempts_error                   0
+  scheduler.podgroup_preemption_attempts              0
 
 Slowest gangs
 
@@ -63,32 +69,38 @@ Gangs that paid
 RICH_EMPTY = """\
 Summary
 
-  metric                       value
- ──────────────────────────────────────
-  trace                        empty
-  policy                       pod
-  horizon_s                    0 s
-  gpu.capacity_s               0 GPU-s
-  gpu.busy_s                   0 GPU-s
-  gpu.stranded_s               0 GPU-s
-  gpu.free_while_pending_s     0 GPU-s
-  gpu.utilization              0.0%
-  gangs.total                  0
-  gangs.started                0
-  gangs.completed              0
-  gangs.never_started          0
-  gangs.wait_p50_s             0 s
-  gangs.wait_p90_s             0 s
-  gangs.wait_p99_s             0 s
-  gangs.wait_max_s             0 s
-  preemption.victims           0
-  preemption.victims_in_vain   0
-  preemption.lost_gpu_s        0 GPU-s
-  preemption.gangs_broken      0
-  pods.total                   0
-  pods.bound                   0
-  pods.pending_at_end          0
-  pods.restarts                0
+  metric                                              value
+ ─────────────────────────────────────────────────────────────
+  trace                                               empty
+  policy                                              pod
+  horizon_s                                           0 s
+  gpu.capacity_s                                      0 GPU-s
+  gpu.busy_s                                          0 GPU-s
+  gpu.stranded_s                                      0 GPU-s
+  gpu.free_while_pending_s                            0 GPU-s
+  gpu.utilization                                     0.0%
+  gangs.total                                         0
+  gangs.started                                       0
+  gangs.completed                                     0
+  gangs.never_started                                 0
+  gangs.wait_p50_s                                    0 s
+  gangs.wait_p90_s                                    0 s
+  gangs.wait_p99_s                                    0 s
+  gangs.wait_max_s                                    0 s
+  preemption.victims                                  0
+  preemption.victims_in_vain                          0
+  preemption.lost_gpu_s                               0 GPU-s
+  preemption.gangs_broken                             0
+  pods.total                                          0
+  pods.bound                                          0
+  pods.pending_at_end                                 0
+  pods.restarts                                       0
+  scheduler.cycles                                    0
+  scheduler.podgroup_attempts_scheduled               0
+  scheduler.podgroup_attempts_unschedulable           0
+  scheduler.podgroup_attempts_waiting_on_preemption   0
+  scheduler.podgroup_attempts_error                   0
+  scheduler.podgroup_preemption_attempts              0
 
 Slowest gangs: no gangs in this trace.
 Preemption: no victims.
@@ -125,6 +137,12 @@ MARKDOWN_SMALL = """\
 | pods.bound | 5 |
 | pods.pending_at_end | 1 |
 | pods.restarts | 1 |
+| scheduler.cycles | 0 |
+| scheduler.podgroup_attempts_scheduled | 0 |
+| scheduler.podgroup_attempts_unschedulable | 0 |
+| scheduler.podgroup_attempts_waiting_on_preemption | 0 |
+| scheduler.podgroup_attempts_error | 0 |
+| scheduler.podgroup_preemption_attempts | 0 |
 
 ## Slowest gangs
 
@@ -179,6 +197,12 @@ MARKDOWN_EMPTY = """\
 | pods.bound | 0 |
 | pods.pending_at_end | 0 |
 | pods.restarts | 0 |
+| scheduler.cycles | 0 |
+| scheduler.podgroup_attempts_scheduled | 0 |
+| scheduler.podgroup_attempts_unschedulable | 0 |
+| scheduler.podgroup_attempts_waiting_on_preemption | 0 |
+| scheduler.podgroup_attempts_error | 0 |
+| scheduler.podgroup_preemption_attempts | 0 |
 
 ## Slowest gangs
 

@@ -18,19 +18,21 @@ from gangsim.report.summary import (
 from .logs import SMALL_GPU, add_timeline, empty_log, gang, make_log, pod, small_log, victim, waits_log
 
 KEYS = {
-    None: ["trace", "policy", "horizon_s", "gpu", "gangs", "preemption", "pods"],
+    None: ["trace", "policy", "horizon_s", "gpu", "gangs", "preemption", "pods", "scheduler"],
     "gpu": ["capacity_s", "busy_s", "stranded_s", "free_while_pending_s", "utilization"],
     "gangs": ["total", "started", "completed", "never_started", "wait_p50_s", "wait_p90_s", "wait_p99_s", "wait_max_s"],
     "preemption": ["victims", "victims_in_vain", "lost_gpu_s", "gangs_broken"],
     "pods": ["total", "bound", "pending_at_end", "restarts"],
+    "scheduler": ["cycles", "podgroup_attempts_scheduled", "podgroup_attempts_unschedulable", "podgroup_attempts_waiting_on_preemption", "podgroup_attempts_error", "podgroup_preemption_attempts"],
 }
+NO_SCHEDULER = {"cycles": 0, "podgroup_attempts_scheduled": 0, "podgroup_attempts_unschedulable": 0, "podgroup_attempts_waiting_on_preemption": 0, "podgroup_attempts_error": 0, "podgroup_preemption_attempts": 0}
 
 
 @pytest.mark.parametrize("make", [small_log, empty_log], ids=["small", "empty"])
 def test_keys_in_declared_order(make):
     summary = build_summary(make())
     assert list(summary) == KEYS[None]
-    for section in ("gpu", "gangs", "preemption", "pods"):
+    for section in ("gpu", "gangs", "preemption", "pods", "scheduler"):
         assert list(summary[section]) == KEYS[section], section
 
 
@@ -47,6 +49,7 @@ def test_small_log_summary_by_hand():
         "preemption": {"victims": 1, "victims_in_vain": 0, "lost_gpu_s": 200.0, "gangs_broken": 1},
         # 5 distinct pods (train-b-0 twice), all bound once; train-b-0 attempt 1 pending; 1 restart
         "pods": {"total": 5, "bound": 5, "pending_at_end": 1, "restarts": 1},
+        "scheduler": NO_SCHEDULER,
     }
 
 
@@ -60,12 +63,13 @@ def test_empty_log_summary():
                   "wait_p50_s": 0.0, "wait_p90_s": 0.0, "wait_p99_s": 0.0, "wait_max_s": 0.0},
         "preemption": {"victims": 0, "victims_in_vain": 0, "lost_gpu_s": 0.0, "gangs_broken": 0},
         "pods": {"total": 0, "bound": 0, "pending_at_end": 0, "restarts": 0},
+        "scheduler": NO_SCHEDULER,
     }
 
 
 def test_all_seconds_are_floats_and_counts_ints():
     summary = build_summary(small_log())
-    for section in ("gpu", "gangs", "preemption", "pods"):
+    for section in ("gpu", "gangs", "preemption", "pods", "scheduler"):
         for key, value in summary[section].items():
             want = float if key.endswith("_s") or key == "utilization" else int
             assert type(value) is want, f"{section}.{key}"
@@ -199,7 +203,7 @@ def test_formatting(fn, value, want):
 def test_summary_rows_cover_every_leaf_in_order():
     rows = summary_rows(build_summary(small_log()))
     assert [label for label, _ in rows] == ["trace", "policy", "horizon_s"] + [
-        f"{section}.{key}" for section in ("gpu", "gangs", "preemption", "pods") for key in KEYS[section]
+        f"{section}.{key}" for section in ("gpu", "gangs", "preemption", "pods", "scheduler") for key in KEYS[section]
     ]
     values = dict(rows)
     assert values["horizon_s"] == "400 s (6m40s)"
