@@ -45,6 +45,7 @@ class GroupResult:
     placed: list[tuple[PodInfo, int]] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)  # uid -> the pod's own failure message
     evaluated: int = 0
+    preemption: object = None  # PartialSuccess: the preemption that won over binding
 
 
 def pod_order(pods: list[PodInfo]) -> list[PodInfo]:
@@ -160,12 +161,40 @@ def schedule_podgroup(sched: "Scheduler", e: QueuedEntity) -> None:
     scheduled0 = st.scheduled_count()
     result = run_algorithm(sched, fw, st, pods, scheduled0=scheduled0)
     status = result.status
+    if status is None and partial_success_prefers_preemption(sched, fw, st, pods, result, scheduled0):
+        return finish_waiting_on_preemption(sched, e, st, pods, result, started)
     if status is None:
         submit_success(sched, e, st, pods, result)
         finish(sched, e, st, pods, SCHEDULED, None, started, result=result)
         return
     outcome, status, nominations = sched.pod_group_post_filter(fw, st, pods, status)
     finish(sched, e, st, pods, outcome, status, started, result=result, nominations=nominations)
+
+
+def partial_success_prefers_preemption(sched: "Scheduler", fw: Framework, st: PodGroupState, pods: list[PodInfo], result: GroupResult, scheduled0: int) -> bool:
+    """KEP-4671 PartialSuccess (off by default, not in the shipped code): on a later cycle of a
+    gang with some pods unschedulable, preemption that places more pods wins over binding."""
+    if not sched.config.partial_success or scheduled0 == 0 or not result.failed or not st.is_gang:
+        return False
+    if not sched.policy.workload_aware_preemption:
+        return False
+    from gangsim.scheduler.preemption.podgroup import preempt_podgroup
+
+    res = preempt_podgroup(sched, fw, st, pods)
+    if res.status.code != Code.SUCCESS or len(res.placed) <= len(result.placed):
+        return False
+    result.preemption = res
+    return True
+
+
+def finish_waiting_on_preemption(sched: "Scheduler", e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result: GroupResult, started: float) -> None:
+    from gangsim.scheduler.schedule_one import actuate_group_preemption
+
+    res = result.preemption
+    if res.victims:
+        actuate_group_preemption(sched, st, res)
+    status = Status(Code.UNSCHEDULABLE, ("PartialSuccess: preempting to place more pods of the group",), names.GANG_SCHEDULING)
+    finish(sched, e, st, pods, WAITING_ON_PREEMPTION, status, started, result=result, nominations=res.nominations)
 
 
 def submit_success(sched: "Scheduler", e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result: GroupResult) -> None:
