@@ -121,14 +121,19 @@ def check_update(kind: str, old_raw: Mapping, new_raw: Mapping, old: object, new
 
 
 def _pod_update(old_spec: Mapping, new_spec: Mapping) -> FieldError | None:
-    """Pod: only removing scheduling gates is allowed (labels and annotations may change)."""
+    """Pod: removing scheduling gates and adding tolerations are allowed (as the API server does);
+    labels and annotations may change. Everything else in the spec is immutable."""
     old_gates = [g.get("name") for g in old_spec.get("schedulingGates") or [] if isinstance(g, Mapping)]
     for gate in new_spec.get("schedulingGates") or []:
         name = gate.get("name") if isinstance(gate, Mapping) else gate
         if name not in old_gates:
             return forbidden("spec.schedulingGates", f"only deletion is allowed, but found new scheduling gate '{name}'")
-    rest_old = {k: v for k, v in old_spec.items() if k != "schedulingGates"}
-    rest_new = {k: v for k, v in new_spec.items() if k != "schedulingGates"}
+    old_tolerations = list(old_spec.get("tolerations") or [])
+    new_tolerations = list(new_spec.get("tolerations") or [])
+    if new_tolerations[: len(old_tolerations)] != old_tolerations:
+        return forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds")
+    rest_old = {k: v for k, v in old_spec.items() if k not in ("schedulingGates", "tolerations")}
+    rest_new = {k: v for k, v in new_spec.items() if k not in ("schedulingGates", "tolerations")}
     path = _first_diff(rest_old, rest_new, "spec")
     return immutable(path, _get({"spec": new_spec}, path)) if path else None
 
@@ -161,6 +166,9 @@ def _workload_update(old: Workload, new: Workload, new_raw: Mapping) -> FieldErr
         return immutable("spec.podGroupTemplates", [t.name for t in new.templates])
     raw_templates = _get(new_raw, "spec.podGroupTemplates") or []
     for i, (a, b) in enumerate(zip(old.templates, new.templates)):
-        if a != b:
-            return immutable(f"spec.podGroupTemplates[{i}]", raw_templates[i] if i < len(raw_templates) else None)
+        # like a PodGroup's, a template's policy is immutable but for gang.minCount
+        for attr, key in _POLICY_FIELDS:
+            if getattr(a.policy, attr) != getattr(b.policy, attr):
+                raw = raw_templates[i] if i < len(raw_templates) and isinstance(raw_templates[i], Mapping) else {}
+                return immutable(f"spec.podGroupTemplates[{i}].{key}", raw.get(key))
     return None

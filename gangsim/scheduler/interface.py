@@ -17,8 +17,9 @@ class ClusterAPI(Protocol):
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
         """Run ``handler`` at ``t_ms`` in the QUEUE phase (backoff and flush timers)."""
 
-    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> None:
-        """Run ``handler`` at ``t_ms`` in the TIMEOUT phase (e.g. the Permit deadline)."""
+    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> object:
+        """Run ``handler`` at ``t_ms`` in the TIMEOUT phase (e.g. the Permit deadline); the
+        returned handle has ``cancel()``."""
 
     def request_cycle(self) -> None:
         """Make sure the scheduler runs (SCHEDULE phase) at the current instant."""

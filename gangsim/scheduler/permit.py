@@ -25,6 +25,16 @@ class PermitBarrier:
     def __init__(self, sched: "Scheduler") -> None:
         self.sched = sched
         self._wait_ms: dict[int, int] = {}  # uid -> the timeout its Wait was given
+        self._timers: dict[str, object] = {}  # group key -> its deadline timer
+
+    def _drop_deadline(self, st: PodGroupState) -> None:
+        """Nobody waits any more: the deadline no longer matters (and must not keep the replay busy)."""
+        if st.waiting:
+            return
+        timer = self._timers.pop(st.key, None)
+        if timer is not None:
+            timer.cancel()  # type: ignore[attr-defined]
+        st.deadline_ms = None
 
     def permit(self, pod: PodInfo, row: int) -> Status | None:
         sched = self.sched
@@ -36,12 +46,13 @@ class PermitBarrier:
             pod.phase = PodPhase.PENDING
             for waiting in list(st.waiting.values()):
                 self._allow(st, waiting)
+            self._drop_deadline(st)
             return None
         now = sched.cluster.now
         if st.deadline_ms is None or st.deadline_ms <= now:
             deadline = now + sched.config.permit_timeout_ms
             st.deadline_ms = deadline
-            sched.cluster.set_timer(deadline, lambda st=st, d=deadline: self._timeout(st, d))
+            self._timers[st.key] = sched.cluster.set_timer(deadline, lambda st=st, d=deadline: self._timeout(st, d))
         st.waiting[pod.uid] = pod
         self._wait_ms[pod.uid] = st.deadline_ms - now
         e = sched.entity_of.get(pod.uid)
@@ -69,6 +80,7 @@ class PermitBarrier:
         if st.deadline_ms != deadline:
             return
         st.deadline_ms = None
+        self._timers.pop(st.key, None)
         for pod in list(st.waiting.values()):
             self.reject(pod, gangscheduling.permit_timeout_message(self._wait_ms.get(pod.uid, 0)), plugin=names.GANG_SCHEDULING)
         self.sched.cluster.request_cycle()
@@ -81,6 +93,8 @@ class PermitBarrier:
             return
         del st.waiting[pod.uid]
         self._wait_ms.pop(pod.uid, None)
+        if plugin != names.GANG_SCHEDULING:
+            self._drop_deadline(st)
         sched.snapshot.unassign(pod)
         pod.phase = PodPhase.PENDING
         sched.cluster.unreserved(pod)
@@ -102,4 +116,5 @@ class PermitBarrier:
         st = self.sched.group_states.get(pod.group_key)
         if st is not None:
             st.waiting.pop(pod.uid, None)
+            self._drop_deadline(st)
         self._wait_ms.pop(pod.uid, None)

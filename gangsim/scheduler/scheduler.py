@@ -124,6 +124,7 @@ class Scheduler:
         self._cycles_now = 0
         self._cycles_at = -1
         self._wakes: set[int] = set()
+        self._gated_message: dict[int, str] = {}
 
     # ---- plumbing ----------------------------------------------------------------------------
     def bump(self) -> None:
@@ -157,11 +158,18 @@ class Scheduler:
                 status = gangscheduling.pre_enqueue(self.group_states.get(pod.group_key), pod.spec.scheduling_group)
                 if status is not None:
                     break
-        if status is not None and status.message != e.gated_message:
+        if status is not None:
             for pod in e.pods:
-                self.log.event(self.cluster.now, "Pod", pod.key, "", EventReason.GATED, status.message)
-                self.cluster.gated(pod, status.message)
+                self._tell_gated(pod, status.message)
         return status
+
+    def _tell_gated(self, pod: PodInfo, message: str) -> None:
+        """A Gated event when a pod starts waiting at PreEnqueue or its reason changes."""
+        if self._gated_message.get(pod.uid) == message:
+            return
+        self._gated_message[pod.uid] = message
+        self.log.event(self.cluster.now, "Pod", pod.key, "", EventReason.GATED, message)
+        self.cluster.gated(pod, message)
 
     # ---- nodes -------------------------------------------------------------------------------
     def on_node_add(self, node: Node) -> None:
@@ -250,8 +258,11 @@ class Scheduler:
         return info
 
     def on_pod_update(self, info: PodInfo, pod: Pod) -> None:
-        """A pod's labels or scheduling gates changed (the rest of the spec is immutable)."""
+        """A pod's labels, scheduling gates or tolerations changed (the rest is immutable):
+        its filter inputs and batching signature change with them."""
         info.spec = pod.spec
+        info.static_key = pod_static_key(pod)
+        info.signature = pod_signature(pod, info.demand)
         self.bump()
         e = self.entity_of.get(info.uid)
         if e is not None:
@@ -261,6 +272,7 @@ class Scheduler:
     def on_pod_delete(self, info: PodInfo) -> None:
         """The pod is gone (finished, deleted, victim terminated, node failed)."""
         self.pods.pop(info.uid, None)
+        self._gated_message.pop(info.uid, None)
         e = self.entity_of.pop(info.uid, None)
         if e is not None and not e.is_group:
             self.queue.remove(e)
@@ -347,8 +359,7 @@ class Scheduler:
         if e.where == "gated":
             self.queue.move_entity(e)
             if e.where == "gated":  # still held: tell this pod why, as its siblings were told
-                self.log.event(self.cluster.now, "Pod", info.key, "", EventReason.GATED, e.gated_message)
-                self.cluster.gated(info, e.gated_message)
+                self._tell_gated(info, e.gated_message)
 
     def _gang_event(self, key: str) -> None:
         """A cluster event the GangScheduling queueing hints answer with Queue for group ``key``."""

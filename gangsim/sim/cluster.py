@@ -94,8 +94,8 @@ class Cluster:
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
         self.engine.at(t_ms, Phase.QUEUE, lambda _p: handler(), productive=False)
 
-    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> None:
-        self.engine.at(t_ms, Phase.TIMEOUT, lambda _p: handler())
+    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> object:
+        return self.engine.timer(t_ms, Phase.TIMEOUT, lambda _p: handler())
 
     def request_cycle(self) -> None:
         now = self.engine.now

@@ -96,6 +96,9 @@ class JobModel:
                 g.record.pods = len(g.names)
                 g.record.gpus = g.gpus
                 g.record.min_count = g.threshold()
+            if g.progressing and len(g.running) < g.threshold():
+                # a job that needs all its pods grew: it pauses for the newcomer, nothing is lost
+                self._reevaluate(g, pause=True)
 
     def set_min_count(self, g: Gang, min_count: int | None) -> None:
         g.min_count = min_count
@@ -129,7 +132,7 @@ class JobModel:
         g.members.pop(uid, None)
 
     # ---- progress ------------------------------------------------------------------------------
-    def _reevaluate(self, g: Gang, *, reason: str = "", by_preemption: bool = False) -> int:
+    def _reevaluate(self, g: Gang, *, reason: str = "", by_preemption: bool = False, pause: bool = False) -> int:
         if g.finished:
             return 0
         now = self.engine.now
@@ -139,7 +142,7 @@ class JobModel:
         if should and not g.progressing:
             self._start_progress(g, now)
         elif not should and g.progressing:
-            lost = self._stop_progress(g, now, reason=reason, by_preemption=by_preemption)
+            lost = self._stop_progress(g, now, reason=reason, by_preemption=by_preemption, pause=pause)
         if not g.progressing and running > 0:
             if g.rendezvous is None:
                 g.rendezvous = self.engine.timer(now + g.rendezvous_ms, Phase.TIMEOUT, self._rendezvous_timeout, g)
@@ -161,13 +164,17 @@ class JobModel:
             remaining = max(0, g.duration_ms - g.work_done_ms)
             g.completion = self.engine.timer(now + remaining, Phase.KUBELET, self._complete, g)
 
-    def _stop_progress(self, g: Gang, now: int, *, reason: str, by_preemption: bool) -> int:
+    def _stop_progress(self, g: Gang, now: int, *, reason: str, by_preemption: bool, pause: bool = False) -> int:
         g.progressing = False
         self._busy_delta(-g.running_gpus)
         g.work_done_ms += now - g.progress_since_ms
         if g.completion is not None:
             g.completion.cancel()
             g.completion = None
+        if pause:
+            if g.record is not None:
+                g.record.state = GangState.STALLED
+            return 0
         kept = (g.work_done_ms // g.checkpoint_ms) * g.checkpoint_ms if g.checkpoint_ms else 0
         lost_ms = g.work_done_ms - kept
         g.work_done_ms = kept

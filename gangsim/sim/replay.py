@@ -96,5 +96,9 @@ def replay(
     log.info.horizon_ms = end
     cluster.close()
     log.counters["scheduling_cycles"] = scheduler.cycles
+    frameworks = scheduler.frameworks.values()
+    log.counters["batch_hits"] = sum(fw.batch_hits for fw in frameworks)
+    log.counters["filter_rows_evaluated"] = sum(fw.filter_rows_evaluated for fw in frameworks)
+    log.counters["filter_rows_computed"] = sum(fw.filter_rows_computed for fw in frameworks)
     log.counters["trace_events"] = total_events
     return log

@@ -165,12 +165,6 @@ def test_S37f_min_count_increase_is_accepted(load):
     assert trace.events[1].obj.policy.min_count == 8
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gangsim/load/patch.py _workload_update rejects any change to an existing template, but SEMANTICS §1.2 "
-    "only forbids adding/removing templates ('existing items may be updated only where their own fields allow') "
-    "and §1.3 makes gang.minCount mutable",
-)
 def test_S37f_template_min_count_patch_is_accepted(load):
     trace = load(
         templates("{name: a, schedulingPolicy: {gang: {minCount: 3}}}")
@@ -180,12 +174,6 @@ def test_S37f_template_min_count_patch_is_accepted(load):
     assert [e.op.value for e in trace.events] == ["create", "patch"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="S39 DynamicSignatureUpdate removes p3's gate and adds a toleration in one update, which Kubernetes "
-    "allows (pod updates may add tolerations); gangsim/load/patch.py _pod_update allows only gate removal and "
-    "rejects spec.tolerations as immutable",
-)
 def test_S39_patch_removing_a_gate_and_adding_a_toleration_is_accepted(load):
     pod = (
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p3}\nspec:\n  schedulingGates: [{name: g}]\n"

@@ -70,11 +70,6 @@ def invoke(policy: str) -> dict:
         "pod",
         pytest.param(
             "permit",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="horizon_s is 22.0: the last Permit deadline timer (armed at 17 s, +5 s) stays productive after "
-                "the gang binds at 20 s (gangsim/scheduler/permit.py), so the idle replay runs to the stale deadline",
-            ),
         ),
     ],
 )

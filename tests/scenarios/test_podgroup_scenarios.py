@@ -11,7 +11,7 @@ at a given simulated time (replayed with that horizon) and at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -97,7 +97,7 @@ S02 = [
         "gang",
         S02_EVENTS,
         (
-            Check(**{**S02_GATED.__dict__, "conditions": ()}),
+            replace(S02_GATED, conditions=()),
             Check(bound=S02_DONE, pending={}, conditions=((2, "pg1", "Scheduled", None),)),
         ),
     ),
@@ -127,7 +127,7 @@ S03 = [
         "gang",
         S03_EVENTS,
         (
-            Check(**{**S03_GATED.__dict__, "conditions": ()}),
+            replace(S03_GATED, conditions=()),
             # one cycle: p1, p2 fit, p3 fails -> PlacementFeasible Unschedulable; nothing bound
             Check(
                 at_s=19,
@@ -254,7 +254,7 @@ S08 = [
         "gang",
         S08_EVENTS,
         (
-            Check(**{**S08_GATED.__dict__, "conditions": ()}),
+            replace(S08_GATED, conditions=()),
             Check(
                 at_s=2.5,
                 bound=S08_AT_2,
@@ -458,11 +458,6 @@ def test_S39_batching_never_changes_a_placement():
     assert bound(on) == bound(off)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no batching metric: EventLog.counters holds only scheduling_cycles/trace_events, so S39's asserted "
-    "'TotalBatchedPods increased' (scheduler_batch_attempts_total, §10 Metrics) cannot be observed",
-)
 def test_S39_batching_counter_increases():
     log = run(make_trace(*S39_EVENTS, config=CONFIG), "gang")
     assert any("batch" in k and v > 0 for k, v in log.counters.items()), log.counters
@@ -496,23 +491,12 @@ def test_S39_dynamic_signature_update_gang():
     assert len({n for _, n in placed.values()}) == 3  # each on its own node
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Scheduler.on_pod_update (gangsim/scheduler/scheduler.py) swaps info.spec but keeps the PodInfo's "
-    "creation-time static_key/signature, so p3 (now tolerating, same shape as p1) is not grouped with p1 (§8.2)",
-)
 def test_S39_dynamic_signature_update_regroups_the_patched_pod():
     log = run(make_trace(*S39_DYNAMIC_EVENTS, config=CONFIG), "gang")
     assert [e[1] for e in events(log, reasons=("Scheduled",)) if e[1] != "pg1"] == ["p1", "p3", "p2"]
     assert bound(log) == {"p1": (3, "static-node1"), "p3": (3, "static-node2"), "p2": (3, "static-node3")}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stale static_key after a Pod patch poisons Framework._static_cache (gangsim/scheduler/framework/runtime.py): "
-    "the Filter result computed for the patched (tolerating) pod is cached under its old no-toleration key and "
-    "reused for every untolerating pod, which then lands on a NoSchedule-tainted node (§2.3)",
-)
 @pytest.mark.parametrize("policy", ["gang", "pod"])
 def test_S39_untolerating_pod_never_lands_on_a_tainted_node_after_a_toleration_patch(policy):
     events_ = (
@@ -526,12 +510,6 @@ def test_S39_untolerating_pod_never_lands_on_a_tainted_node_after_a_toleration_p
     assert pending(log)["intruder"].startswith("0/1 nodes are available: 1 node(s) had untolerated taint")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="permit.PermitBarrier.permit leaves the group's productive deadline timer armed after the quorum is "
-    "reached, so an otherwise idle replay runs on to the stale deadline (horizon 302 s instead of 12 s), "
-    "inflating capacity_s and deflating utilization for --policy permit",
-)
 def test_S02_permit_replay_ends_when_the_gang_finishes():
     """S02 with durations and the default 300 s Permit timeout: the gang binds at 2 s and runs 10 s;
     nothing can change after 12 s, so every policy's replay (and its horizon) ends there."""

@@ -22,7 +22,7 @@ import numpy as np
 from gangsim.api.config import Profile, SchedulerConfig
 from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
+from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.interpodaffinity import InterPodAffinity
@@ -99,6 +99,7 @@ class Framework:
         # at as upstream would (evaluated) and rows the plugins actually computed (computed)
         self.filter_rows_evaluated = 0
         self.filter_rows_computed = 0
+        self.batch_hits = 0  # pods served from their signature's cache (scheduler_batch_attempts_total)
         self.percentage = profile.percentage_of_nodes_to_score if profile.percentage_of_nodes_to_score is not None else config.percentage_of_nodes_to_score
 
     # ---- Filter ------------------------------------------------------------------------------
@@ -181,6 +182,11 @@ class Framework:
                     if c[0] != 0:
                         codes[i] = c[0]
                         plugin[i] = base + j
+                        failed = state.read("failed_with_nominated")
+                        if failed is None:
+                            failed = set()
+                            state.write("failed_with_nominated", failed)
+                        failed.add(row)
                         break
 
     def filter_reasons(self, state: CycleState, pod: PodInfo, row: int, plugin_index: int) -> tuple[str, ...]:
@@ -195,14 +201,44 @@ class Framework:
         return reasons
 
     def diagnose(self, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> Diagnosis:
+        """The FitError diagnosis of the evaluated ``rows``: reasons counted per plugin in bulk."""
         failed = np.flatnonzero(codes != 0)
         d = Diagnosis(rows=rows[failed].copy(), codes=codes[failed].copy())
-        names_ = self.filter_names
-        for i in failed.tolist():
+        if len(failed) == 0:
+            return d
+        plugins = self.static_filters + self.dynamic_filters
+        fplugin = plugin[failed]
+        frows = rows[failed]
+        with_nominated = state.read("failed_with_nominated") or set()
+        hist = d.histogram
+        for pi in sorted(set(fplugin.tolist())):
+            p = plugins[pi]
+            d.unschedulable_plugins.add(p.NAME)
+            prow = frows[fplugin == pi]
+            if with_nominated:
+                special = np.array([r in with_nominated for r in prow.tolist()], dtype=bool)
+                for r in prow[special].tolist():
+                    for reason in self.filter_reasons(state, pod, r, pi):
+                        hist[reason] = hist.get(reason, 0) + 1
+                prow = prow[~special]
+            if len(prow) == 0:
+                continue
+            bulk = getattr(p, "reason_counts", None)
+            counts = bulk(state, pod, prow) if bulk is not None else None
+            if counts is None:
+                counts = {}
+                for r in prow.tolist():
+                    for reason in p.reasons(state, pod, r):
+                        counts[reason] = counts.get(reason, 0) + 1
+            for reason, n in counts.items():
+                hist[reason] = hist.get(reason, 0) + n
+
+        def row_status(row: int, code: Code, _state=state, _pod=pod) -> Status:
+            i = int(np.flatnonzero(rows == row)[0])
             pi = int(plugin[i])
-            d.reasons.append(self.filter_reasons(state, pod, int(rows[i]), pi))
-            d.plugins.append(names_[pi])
-            d.unschedulable_plugins.add(names_[pi])
+            return Status(code, self.filter_reasons(_state, _pod, row, pi), self.filter_names[pi])
+
+        d.row_status = row_status
         return d
 
     def signature_entry(self, pod: PodInfo) -> SignatureEntry | None:
@@ -225,9 +261,11 @@ class Framework:
             entry.rows = n
             entry.static_generation = nodes.static_generation
         elif entry.generation == nodes.generation:
+            self.batch_hits += 1
             return entry
         else:
             changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
+            self.batch_hits += 1
         if len(changed):
             codes, plugin = self.run_filters(CycleState(), pod, changed, nominated=False)
             entry.codes[changed] = codes

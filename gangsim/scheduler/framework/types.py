@@ -106,27 +106,27 @@ class QueuedEntity:
 
 @dataclass(slots=True)
 class Diagnosis:
-    """Why a pod did not fit: per-row statuses for the rows that were evaluated."""
+    """Why a pod did not fit: codes of the evaluated rows that failed, the histogram of their
+    reasons (what FitError prints) and a way to render one row's reasons on demand."""
 
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
-    reasons: list[tuple[str, ...]] = field(default_factory=list)
-    plugins: list[str] = field(default_factory=list)
+    histogram: dict[str, int] = field(default_factory=dict)
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    row_status: object = None  # callable(row) -> Status | None, set by the framework
 
     def status_of(self, row: int) -> Status | None:
         hits = np.flatnonzero(self.rows == row)
-        if len(hits) == 0:
+        if len(hits) == 0 or self.row_status is None:
             return None
-        i = int(hits[0])
-        return Status(Code(int(self.codes[i])), self.reasons[i], self.plugins[i])
+        return self.row_status(row, Code(int(self.codes[int(hits[0])])))  # type: ignore[operator]
 
 
-def reason_histogram(reasons: list[tuple[str, ...]], absent: int = 0, absent_reason: str = "") -> str:
+def reason_histogram(reasons: list[tuple[str, ...]], absent: int = 0, absent_reason: str = "", *, counts: dict[str, int] | None = None) -> str:
     """``"<n> <reason>"`` entries sorted as strings, joined by ", " (kube ``FitError``)."""
-    counts: dict[str, int] = {}
+    counts = dict(counts) if counts else {}
     for rs in reasons:
         for r in rs:
             counts[r] = counts.get(r, 0) + 1
@@ -141,7 +141,7 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     if diagnosis.pre_filter_msg:
         msg += f" {diagnosis.pre_filter_msg}."
     else:
-        hist = reason_histogram(diagnosis.reasons)
+        hist = reason_histogram([], counts=diagnosis.histogram)
         if hist:
             msg += f" {hist}."
     if diagnosis.post_filter_msg:

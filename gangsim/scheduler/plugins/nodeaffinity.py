@@ -44,6 +44,9 @@ class NodeAffinity:
                 codes[i] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return codes
 
+    def reason_counts(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> dict[str, int]:
+        return {ERR_REASON_POD: len(rows)}
+
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         return (ERR_REASON_POD,)
 

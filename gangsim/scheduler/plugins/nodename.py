@@ -29,5 +29,8 @@ class NodeName:
         codes[rows != row] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return codes
 
+    def reason_counts(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> dict[str, int]:
+        return {ERR_REASON: len(rows)}
+
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         return (ERR_REASON,)

@@ -77,6 +77,17 @@ class NodeResourcesFit:
             codes[i] = code
         return codes
 
+    def reason_counts(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> dict[str, int]:
+        """How many of ``rows`` lack each resource (each row counts once per missing resource)."""
+        t = self.snapshot.nodes
+        names_ = t.resources.names
+        counts: dict[str, int] = {}
+        for c, a in zip(pod.fit_cols.tolist(), pod.fit_amounts.tolist()):
+            n = int(np.count_nonzero(t.free[rows, c] < a))
+            if n:
+                counts["Too many pods" if c == PODS_COL else f"Insufficient {names_[c]}"] = n
+        return counts
+
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         t = self.snapshot.nodes
         names_ = t.resources.names

@@ -30,5 +30,8 @@ class NodeUnschedulable:
         codes[self.snapshot.nodes.unschedulable[rows]] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return codes
 
+    def reason_counts(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> dict[str, int]:
+        return {ERR_REASON_UNSCHEDULABLE: len(rows)}
+
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         return (ERR_REASON_UNSCHEDULABLE,)
