@@ -14,7 +14,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gangsim import __version__, pipeline
+import gangsim.commands.compare
+import gangsim.commands.traces
+from gangsim import __version__, commands, pipeline
 from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
@@ -142,6 +144,10 @@ def validate(
 def version() -> None:
     """Print the gangsim version."""
     print(__version__)
+
+
+commands.compare.register(app)  # diff, plan, sweep
+commands.traces.register(app)  # import, generate
 
 
 # Typer bundles its own click in recent versions; find its ClickException without importing click.
