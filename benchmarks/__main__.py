@@ -40,6 +40,8 @@ CASES = [
     Case("B1", "SchedulingBasic: 5,000 nodes, 10,000 pods", "pod", lambda: shapes.scheduling_basic(5000, 10_000), ">= 11,500 pods/s"),
     Case("B2", "gangs: 5,000 nodes, 3,000 gangs of 3", "gang", lambda: shapes.gang_shape(5000, 3000, 3), "<= 0.5 ms per PodGroup attempt"),
     Case("B3", "1,000 gangs x 128 eight-GPU pods on 5,000 x 8-GPU nodes", "gang", lambda: shapes.gang_shape(5000, 1000, 128, gpus_per_node=8, gpus_per_pod=8), "<= 20 s"),
+    Case("P1", "gang preemption: 1,000 nodes of low gangs (single), 50 high gangs", "gang", lambda: shapes.preemption_shape(1000, mode="single"), "ms per preemption attempt"),
+    Case("P2", "gang preemption: 1,000 nodes of low gangs (all), 50 high gangs", "gang", lambda: shapes.preemption_shape(1000, mode="all"), "ms per preemption attempt"),
     Case("B7a", "SchedulingBasic on 1,000 nodes", "pod", lambda: shapes.scheduling_basic(1000, 10_000), "B7: ratio <= 3"),
     Case("B7b", "SchedulingBasic on 10,000 nodes", "pod", lambda: shapes.scheduling_basic(10_000, 10_000), "B7: ratio <= 3"),
 ]
@@ -69,6 +71,9 @@ def run_case(case: Case, repeat: int) -> dict:
         "pods_per_s": round(pods / wall, 1) if wall else None,
         "podgroup_attempts": attempts,
         "ms_per_podgroup_attempt": round(1000 * wall / attempts, 3) if attempts else None,
+        "preemption_attempts": log.counters.get("podgroup_preemption_attempts", 0),
+        "ms_per_preemption_attempt": round(1000 * wall / log.counters["podgroup_preemption_attempts"], 3) if log.counters.get("podgroup_preemption_attempts") else None,
+        "victims": len(log.victims),
         "bound": sum(1 for p in log.pods if p.bound_ms is not None),
         "peak_rss_mib": round(peak_rss_mib(), 1),
         "target": case.target,
@@ -90,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{row['case']:5} {row['title']:58} {row['policy']:6} wall {row['wall_s']:8.2f} s  "
             f"{row['pods_per_s'] or 0:10.0f} pods/s  "
-            f"{(row['ms_per_podgroup_attempt'] or 0):7.3f} ms/PG attempt  RSS {row['peak_rss_mib']:7.0f} MiB  target {row['target']}",
+            f"{(row['ms_per_podgroup_attempt'] or 0):7.3f} ms/PG attempt  "
+            f"{row['preemption_attempts']:5d} WAP / {row['victims']:5d} victims  RSS {row['peak_rss_mib']:7.0f} MiB  target {row['target']}",
             flush=True,
         )
     args.json.write_bytes(orjson.dumps({"cores": os.cpu_count(), "results": rows}, option=orjson.OPT_INDENT_2))

@@ -44,3 +44,26 @@ def gang_shape(nodes: int = 5000, gangs: int = 3000, size: int = 3, gpus_per_nod
         objs.append((0, "PodGroup", PodGroup("default", name, PodGroupPolicy(PolicyKind.GANG, size), source=SRC)))
         objs.append((0, "Job", Job("default", name, size, spec, source=SRC)))
     return Trace(f"gangs-{gangs}x{size}", _events(objs))
+
+
+def preemption_shape(nodes: int = 1000, low_gangs: int = 125, high_gangs: int = 50, size: int = 8, mode: str = "single") -> Trace:
+    """scheduler_perf-style gang preemption: the cluster is full of low-priority gangs (one 8-GPU
+    pod per node), high-priority gangs arrive one a minute and must preempt."""
+    from gangsim.api.objects import DisruptionMode
+
+    objs: list[tuple[int, str, object]] = [(0, "Node", _node(f"node-{i}", 96, 512, 8)) for i in range(nodes)]
+    req = {"cpu": 8000, "memory": 64 * GI, "nvidia.com/gpu": 8}
+    for g in range(low_gangs):
+        name = f"low-{g}"
+        spec = PodSpec(requests=dict(req), nonzero_milli_cpu=8000, nonzero_memory=64 * GI, scheduling_group=name, priority=100, termination_grace_ms=0)
+        policy = PodGroupPolicy(PolicyKind.GANG, size, DisruptionMode(mode), priority=100)
+        objs.append((0, "PodGroup", PodGroup("default", name, policy, source=SRC)))
+        objs.append((0, "Job", Job("default", name, size, spec, source=SRC)))
+    for g in range(high_gangs):
+        name = f"high-{g}"
+        at = 60_000 * (g + 1)
+        spec = PodSpec(requests=dict(req), nonzero_milli_cpu=8000, nonzero_memory=64 * GI, scheduling_group=name, priority=1000, duration_ms=1_800_000)
+        objs.append((at, "PodGroup", PodGroup("default", name, PodGroupPolicy(PolicyKind.GANG, size, priority=1000), source=SRC)))
+        objs.append((at, "Job", Job("default", name, size, spec, source=SRC)))
+    objs.sort(key=lambda o: o[0])
+    return Trace(f"preemption-{mode}", _events(objs))
