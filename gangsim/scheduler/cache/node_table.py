@@ -66,6 +66,9 @@ class NodeTable:
         self.row_generation = np.zeros(capacity, dtype=np.int64)
         self.total_gpus = 0
         self._gpu_col = resources.col.get("nvidia.com/gpu")
+        # rows in the order they changed, so caches refresh only those; reset (new epoch) when long
+        self.touched: list[int] = []
+        self.touch_epoch = 0
 
     # ---- nodes -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -125,6 +128,10 @@ class NodeTable:
     def _touch(self, row: int, *, static: bool = False) -> None:
         self.generation += 1
         self.row_generation[row] = self.generation
+        if len(self.touched) >= 1 << 16:
+            self.touched.clear()
+            self.touch_epoch += 1
+        self.touched.append(row)
         if static:
             self.static_generation += 1
 

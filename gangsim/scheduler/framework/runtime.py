@@ -39,9 +39,11 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 class SignatureEntry:
     """Per-row Filter codes and raw scores of one pod signature, as of node-table ``generation``."""
 
-    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw")
+    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch")
 
     def __init__(self) -> None:
+        self.log_pos = 0
+        self.log_epoch = -1
         self.generation = -1
         self.static_generation = -1
         self.rows = 0
@@ -136,17 +138,27 @@ class Framework:
         """
         self.filter_rows_computed += len(rows)
         s_codes, s_plugin = self._static_codes(pod)
-        codes = s_codes[rows].copy()
-        plugin = s_plugin[rows].copy()
+        codes = s_codes[rows]
+        plugin = s_plugin[rows]
         base = len(self.static_filters)
-        for j, p in enumerate(self.dynamic_filters):
-            todo = np.flatnonzero(codes == 0)
-            if len(todo) == 0:
-                break
-            c = p.filter(state, pod, rows[todo])
-            failed = c != 0
-            codes[todo[failed]] = c[failed]
-            plugin[todo[failed]] = base + j
+        if len(rows) == 1:
+            # the common refresh of a signature cache: one row changed by the last bind
+            if codes[0] == 0:
+                for j, p in enumerate(self.dynamic_filters):
+                    c = p.filter(state, pod, rows)
+                    if c[0] != 0:
+                        codes[0] = c[0]
+                        plugin[0] = base + j
+                        break
+        else:
+            for j, p in enumerate(self.dynamic_filters):
+                todo = np.flatnonzero(codes == 0)
+                if len(todo) == 0:
+                    break
+                c = p.filter(state, pod, rows[todo])
+                failed = c != 0
+                codes[todo[failed]] = c[failed]
+                plugin[todo[failed]] = base + j
         if nominated and self.nominator is not None:
             self._filter_with_nominated(state, pod, rows, codes, plugin)
         return codes, plugin
@@ -263,6 +275,10 @@ class Framework:
         elif entry.generation == nodes.generation:
             self.batch_hits += 1
             return entry
+        elif entry.log_epoch == nodes.touch_epoch and len(nodes.touched) - entry.log_pos <= 64:
+            # rows touched since the last refresh, from the node table's change log
+            changed = np.unique(np.asarray(nodes.touched[entry.log_pos :], dtype=np.int64))
+            self.batch_hits += 1
         else:
             changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
             self.batch_hits += 1
@@ -280,6 +296,8 @@ class Framework:
                 elif entry.raw[i] is not None:
                     entry.raw[i][changed] = raw  # type: ignore[index]
         entry.generation = nodes.generation
+        entry.log_pos = len(nodes.touched)
+        entry.log_epoch = nodes.touch_epoch
         return entry
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
