@@ -462,7 +462,12 @@ class Cluster:
         uid = self._next_uid()
         attempt = self._attempt_of.get(pod.key, -1) + 1
         self._attempt_of[pod.key] = attempt
-        gang = self.gang_of(pod, uid)
+        if pod.spec.scheduler_name in self.scheduler.frameworks or pod.spec.node_name:
+            gang = self.gang_of(pod, uid)
+        else:
+            # no scheduler profile serves it: never scheduled, counted by no gang (INTERFACE rule 7)
+            gang = self.jobs_model.gang(f"{pod.key}#{uid}", LONE, submitted_ms=self.now, priority=pod.spec.priority)
+            gang.expected_pods = 1
         spec = pod.spec
         if spec.duration_ms is not None:
             gang.duration_ms = max(gang.duration_ms or 0, spec.duration_ms)

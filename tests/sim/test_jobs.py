@@ -113,3 +113,15 @@ def test_node_failure_fails_pods_and_the_job_recreates_them_elsewhere():
         (0, "n1", 0, 10_000, "NodeFailed"),
         (1, "n2", 10_000, 110_000, "Completed"),  # no checkpoint: all work lost
     ]
+
+
+def test_pod_without_a_scheduler_profile_stays_pending_and_counts_for_no_gang():
+    t = make_trace(
+        create(make_node("n1", cpu=16, gpus=4)),
+        create(make_pod("other", cpu=1, gpus=1, scheduler_name="volcano")),
+        create(make_pod("mine", cpu=1, gpus=1, duration_s=10)),
+    )
+    log = run(t, "gang")
+    other = pod_rows(log, "other")[0]
+    assert (other.bound_ms, other.gang, other.scheduling_attempts) == (None, "", 0)
+    assert summary(log)["pods"]["pending_at_end"] == 1
