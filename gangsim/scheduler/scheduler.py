@@ -125,6 +125,7 @@ class Scheduler:
         self._cycles_at = -1
         self._wakes: set[int] = set()
         self._gated_message: dict[int, str] = {}
+        self._spec_cache: dict[int, tuple] = {}
 
     # ---- plumbing ----------------------------------------------------------------------------
     def bump(self) -> None:
@@ -204,22 +205,29 @@ class Scheduler:
 
     # ---- pods --------------------------------------------------------------------------------
     def make_pod_info(self, pod: Pod, uid: int, now: int) -> PodInfo:
-        demand = self.resources.vector(pod.spec.requests, pod=True)
-        cols = np.flatnonzero(demand).astype(np.int64)
-        info = PodInfo(
+        # Job pods share their template's PodSpec: derive its vectors and keys once per spec
+        derived = self._spec_cache.get(id(pod.spec))
+        if derived is None or derived[0] is not pod.spec:
+            demand = self.resources.vector(pod.spec.requests, pod=True)
+            cols = np.flatnonzero(demand).astype(np.int64)
+            derived = (pod.spec, demand, cols, demand[cols], pod_static_key(pod), pod_signature(pod, demand))
+            if len(self._spec_cache) > 65536:
+                self._spec_cache.clear()
+            self._spec_cache[id(pod.spec)] = derived
+        _, demand, cols, amounts, static_key, signature = derived
+        return PodInfo(
             uid=uid,
             namespace=pod.namespace,
             name=pod.name,
             spec=pod.spec,
             demand=demand,
             fit_cols=cols,
-            fit_amounts=demand[cols],
+            fit_amounts=amounts,
             created_ms=now,
             group_key=f"{pod.namespace}/{pod.spec.scheduling_group}" if pod.spec.scheduling_group else "",
-            static_key=pod_static_key(pod),
+            static_key=static_key,
+            signature=signature,
         )
-        info.signature = pod_signature(pod, demand)
-        return info
 
     def on_pod_add(self, pod: Pod, uid: int) -> PodInfo:
         """An unscheduled pod appeared. Pods with no matching profile are never queued."""

@@ -1,6 +1,6 @@
 """A discrete-event loop in integer milliseconds (after SimPy's ``Environment``).
 
-Heap entries are ``(t_ms, phase, seq, handler, payload)``. ``seq`` comes from a counter owned by
+Heap entries are ``(t_ms, phase, seq, handler, payload, productive)``. ``seq`` comes from a counter owned by
 the engine, so two engines never share state and equal-time entries keep insertion order within a
 phase. Timers are cancelled lazily: the owner keeps a token and stale entries are skipped.
 """
@@ -48,7 +48,7 @@ class Timer:
 class Engine:
     def __init__(self) -> None:
         self.now: int = 0
-        self._heap: list[tuple[int, int, int, Handler, Any]] = []
+        self._heap: list[tuple[int, int, int, Handler, Any, bool]] = []
         self._seq = itertools.count()
         self.steps = 0
         # entries that can change the cluster (not queue housekeeping): the run is idle at 0
@@ -59,13 +59,7 @@ class Engine:
             raise RuntimeError(f"event scheduled in the past: {t_ms} < {self.now}")
         if productive:
             self.productive += 1
-            inner = handler
-
-            def handler(p: Any, _inner: Handler = inner) -> None:
-                self.productive -= 1
-                _inner(p)
-
-        heapq.heappush(self._heap, (t_ms, phase, next(self._seq), handler, payload))
+        heapq.heappush(self._heap, (t_ms, phase, next(self._seq), handler, payload, productive))
 
     def timer(self, t_ms: int, phase: Phase, handler: Handler, payload: Any = None) -> Timer:
         """Like ``at`` but cancellable; a cancelled timer stops counting as productive at once."""
@@ -78,7 +72,8 @@ class Engine:
                 _token.cancelled = True
                 _handler(p)
 
-        heapq.heappush(self._heap, (t_ms, phase, next(self._seq), fire, payload))
+        # the timer keeps its own count (cancel() may take it back early): not productive here
+        heapq.heappush(self._heap, (t_ms, phase, next(self._seq), fire, payload, False))
         return token
 
     def peek(self) -> int | None:
@@ -97,6 +92,8 @@ class Engine:
                 if stop is not None and stop():
                     return
                 self.now = t
-            _, _, _, handler, payload = pop(heap)
+            _, _, _, handler, payload, productive = pop(heap)
             self.steps += 1
+            if productive:
+                self.productive -= 1
             handler(payload)

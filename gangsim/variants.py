@@ -1,0 +1,84 @@
+"""Policy specs: what one ``--policy`` value names, e.g. ``gang``, ``gang+partial-success``,
+``pod:configs/binpack.yaml`` or ``gang+old-timestamp+no-batching:cfg.yaml``.
+
+Grammar: ``NAME[+VARIANT...][:CONFIG]``, NAME one of ``pod | permit | gang``.
+
+- ``:CONFIG`` is a file holding one KubeSchedulerConfiguration (read with
+  :func:`gangsim.load.load_config`); it replaces the trace's own configuration for this policy.
+- each ``+VARIANT`` switches one :class:`~gangsim.api.config.SchedulerConfig` field on top of
+  that (:data:`VARIANTS`), so one ``gangsim diff`` can compare the KEP design with the shipped code.
+
+The whole spec string is the policy's *label*: the column header in tables, the ``label`` in JSON
+and the first part of a ``--fail-if`` operand (``gang+partial-success.gangs.wait_p99_s``).
+Everything is checked here, before any replay: a bad name, variant or config file is exit 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gangsim.api.config import SchedulerConfig
+from gangsim.errors import UsageError
+from gangsim.load import load_config
+
+__all__ = ["POLICY_NAMES", "VARIANTS", "PolicySpec", "parse_policy_spec", "parse_policy_specs"]
+
+POLICY_NAMES: tuple[str, ...] = ("pod", "permit", "gang")
+
+# variant → the SchedulerConfig fields it sets (SEMANTICS §8.5: KEP behaviours not in the shipped code)
+VARIANTS: dict[str, dict[str, object]] = {
+    "partial-success": {"partial_success": True},
+    "old-timestamp": {"requeue_leftovers_with_old_timestamp": True},
+    "no-batching": {"opportunistic_batching": False},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    """One parsed ``--policy`` value. ``config_path`` ``None``: the trace's own configuration."""
+
+    label: str
+    policy: str
+    variants: tuple[str, ...] = ()
+    config_path: str | None = None
+
+    def config(self, trace_config: SchedulerConfig) -> SchedulerConfig | None:
+        """The SchedulerConfig this spec replays with; ``None`` when it is the trace's own, unchanged."""
+        if self.config_path is None and not self.variants:
+            return None
+        base = load_config(self.config_path) if self.config_path is not None else trace_config
+        changes: dict[str, object] = {}
+        for variant in self.variants:
+            changes.update(VARIANTS[variant])
+        return base.with_changes(**changes) if changes else base
+
+
+def parse_policy_spec(text: str, option: str = "--policy") -> PolicySpec:
+    """``NAME[+VARIANT...][:CONFIG]`` → :class:`PolicySpec`; raises :class:`UsageError` naming the bad part."""
+    label = text.strip()
+    head, sep, path = label.partition(":")
+    if sep and not path:
+        raise UsageError(f"{option} {text!r}: empty config path after ':'")
+    name, *variants = head.split("+")
+    if name not in POLICY_NAMES:
+        raise UsageError(f"{option} {text!r}: unknown policy {name!r} (choose one of {', '.join(POLICY_NAMES)})")
+    seen: set[str] = set()
+    for variant in variants:
+        if variant not in VARIANTS:
+            raise UsageError(f"{option} {text!r}: unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
+        if variant in seen:
+            raise UsageError(f"{option} {text!r}: variant {variant!r} given twice")
+        seen.add(variant)
+    return PolicySpec(label=label, policy=name, variants=tuple(variants), config_path=path or None)
+
+
+def parse_policy_specs(texts: Sequence[str], option: str = "--policy") -> list[PolicySpec]:
+    """Several specs; two identical labels are a usage error (their rows could not be told apart)."""
+    specs = [parse_policy_spec(t, option) for t in texts]
+    labels: set[str] = set()
+    for spec in specs:
+        if spec.label in labels:
+            raise UsageError(f"{option} {spec.label!r} given twice: every policy label must be unique")
+        labels.add(spec.label)
+    return specs
