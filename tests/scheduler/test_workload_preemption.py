@@ -287,3 +287,25 @@ def test_permit_policy_preempts_pod_by_pod_for_a_gang_that_cannot_fit():
     assert len(permit.victims) >= 1 and all(v.in_vain for v in permit.victims)
     gang = run(t, "gang")
     assert gang.victims == []  # WAP: the whole gang cannot be placed even with every victim gone
+
+
+@pytest.mark.parametrize("policy", ["gang", "permit"])
+@pytest.mark.parametrize("basic", [False, True], ids=["S06-gang", "S09-basic"])
+def test_S06_S09_group_schedules_with_preemption(policy, basic):
+    group = make_group("pg1", basic=True, priority=HIGH) if basic else make_group("pg1", 3, priority=HIGH)
+    t = make_trace(
+        node("node", 4),
+        create(make_pod("low-priority-blocker", cpu=2, priority=LOW, node_name="node", grace_s=0)),
+        create(group, at_s=1),
+        *[create(make_pod(f"p{i}", cpu=1, priority=HIGH, group="pg1"), at_s=1) for i in range(1, 5)],
+        horizon_s=60,
+    )
+    log = run(t, policy)
+    assert victims(log) == ["low-priority-blocker"]
+    got = placements(log)
+    assert all(got.get(f"p{i}") == "node" for i in range(1, 5))
+    blocker = [p for p in log.pods if p.pod.endswith("low-priority-blocker")][0]
+    assert blocker.end_reason == "Preempted"
+    if policy == "gang":
+        conditions = [(log.ev_reason[i], log.ev_message[i]) for i in range(len(log.ev_t_ms)) if log.ev_kind[i] == "PodGroup" and log.ev_reason[i] in ("Scheduled", "Unschedulable")]
+        assert conditions[-1] == ("Scheduled", "")
