@@ -57,6 +57,7 @@ class NodeTable:
         # pods assigned to each row (bound, reserved at Permit, or terminating), by uid
         self.pods: list[dict[int, object]] = []
         self.order = np.zeros(0, dtype=np.int64)  # live rows in creation order
+        self.order2 = np.zeros(0, dtype=np.int64)  # ``order`` twice: rotations are slices of it
         self.position = np.full(capacity, -1, dtype=np.int64)  # row -> index in ``order``
         # bumped when labels, taints or unschedulable of any node change, or nodes come and go:
         # static filter/score results cached per pod signature are valid while it is unchanged
@@ -122,6 +123,7 @@ class NodeTable:
 
     def _rebuild_order(self) -> None:
         self.order = np.flatnonzero(self.alive[: len(self.names)]).astype(np.int64)
+        self.order2 = np.concatenate((self.order, self.order))
         self.position[:] = -1
         self.position[self.order] = np.arange(len(self.order), dtype=np.int64)
 

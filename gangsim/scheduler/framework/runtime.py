@@ -315,13 +315,14 @@ class Framework:
                 return one, Diagnosis()
         to_find = num_feasible_nodes_to_find(self.percentage, n)
         start = self.next_start_index % n
-        rotated = np.concatenate((order[start:], order[:start])) if start else order
+        rotated = self.snapshot.nodes.order2[start : start + n]  # a view: order from ``start`` on, wrapped
         entry = self.signature_entry(pod)
         state.write("signature", entry)
+        plugin: np.ndarray | None = None
         if entry is not None:
             codes = entry.codes[rotated]
-            plugin = entry.plugin[rotated]
-            if self.nominator is not None:
+            if self.nominator is not None and self.nominator.rows():
+                plugin = entry.plugin[rotated]
                 self._filter_with_nominated(state, pod, rotated, codes, plugin)
         else:
             codes, plugin = self.run_filters(state, pod, rotated)
@@ -334,7 +335,12 @@ class Framework:
         self.next_start_index = (start + processed) % n
         self.filter_rows_evaluated += processed
         evaluated = rotated[:processed]
-        d = self.diagnose(state, pod, evaluated, codes[:processed], plugin[:processed])
+        codes = codes[:processed]
+        if plugin is None:
+            if not codes.any():
+                return rotated[feasible_pos], Diagnosis()
+            plugin = entry.plugin[evaluated]  # type: ignore[union-attr]
+        d = self.diagnose(state, pod, evaluated, codes, plugin[:processed])
         return rotated[feasible_pos], d
 
     # ---- Score -------------------------------------------------------------------------------
