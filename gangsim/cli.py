@@ -101,8 +101,15 @@ def run(
     config: Annotated[Path | None, typer.Option("--config", help="A KubeSchedulerConfiguration file.")] = None,
     top: Annotated[int, typer.Option("--top", help="Rows in the terminal tables.")] = 10,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
+    plot: Annotated[bool, typer.Option("--plot", help="Also write gpu_state.png, gang_wait_cdf.png, victims.png and report.html into --out (needs gangsim[plot]).")] = False,
 ) -> None:
     """Replay TRACE under one policy and report GPU idle time, gang waits and preemption victims."""
+    if plot:
+        from gangsim.figures import require_matplotlib
+
+        if out is None:
+            raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
+        require_matplotlib()
     horizon_ms = _horizon_ms(horizon)
     trace = pipeline.load([str(t) for t in traces], config_path=config)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
@@ -111,8 +118,19 @@ def run(
             report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms, progress=update)
     else:
         report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms)
+    plots: dict[str, bytes] = {}
+    if plot:  # drawn before anything is written, so a failure leaves --out untouched
+        from gangsim.figures import report_files
+        from gangsim.report.bundle import write_files
+        from gangsim.report.summary import summary_grid
+        from gangsim.report.tables import gang_grid
+
+        tables = [summary_grid(report.summary), gang_grid(report.tables["gangs"], top)]
+        plots = report_files("run", [policy.value], [report], tables, f"gangsim run: {report.summary['trace']} (policy {policy.value})")
     if out is not None:
         write_report(report, out)
+        if plots:
+            write_files(out, plots)
     if fmt is OutputFormat.json:
         sys.stdout.buffer.write(render_json(report))
     elif fmt is OutputFormat.markdown:

@@ -21,6 +21,7 @@ import cycle.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -88,9 +89,8 @@ def _resize(trace: Trace, info: PoolInfo, size: int) -> list[TraceEvent]:
     if size < info.size:
         dropped = {n for n, i in names.items() if i >= size}
         return [e for e in trace.events if not (e.kind == "Node" and e.name in dropped)]
-    events = list(trace.events)
     if size == info.size:
-        return events
+        return list(trace.events)
     template = min(names, key=names.__getitem__)
     on_node: dict[str, set[tuple[int, Op]]] = {n: set() for n in names}
     template_events: list[TraceEvent] = []
@@ -102,14 +102,20 @@ def _resize(trace: Trace, info: PoolInfo, size: int) -> list[TraceEvent]:
     create, later = template_events[0], template_events[1:]
     pool_wide = [e for e in later if all((e.at_ms, e.op) in seen for seen in on_node.values())]
     existing = {e.name for e in trace.events if e.kind == "Node"}
+    clones: list[TraceEvent] = []
     for index in range(info.size, size):
         name = f"{info.name}-{index}"
         if name in existing:
             raise UsageError(f"--pool {info.name}: cannot grow to {size}: a Node named {name!r} already exists in the trace")
-        events.append(_rename(create, name, index))
-        events.extend(_rename(e, name, index) for e in pool_wide)
-    events.sort(key=lambda e: (e.at_ms, e.order))
-    return events
+        clones.append(_rename(create, name, index))
+        clones.extend(_rename(e, name, index) for e in pool_wide)
+    clones.sort(key=_key)
+    # a merge, not a sort: the trace's own events keep exactly their order
+    return list(heapq.merge(trace.events, clones, key=_key))
+
+
+def _key(ev: TraceEvent) -> tuple[int, tuple[int, ...]]:
+    return (ev.at_ms, ev.order)
 
 
 def resize_pools(trace: Trace, sizes: Mapping[str, int]) -> Trace:
