@@ -3,7 +3,6 @@ exit codes (0 ok, 1 a --fail-if held / validate found problems, 2 bad input, 3 a
 
 from __future__ import annotations
 
-import functools
 import sys
 import traceback
 from enum import StrEnum
@@ -17,7 +16,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 import gangsim.commands.compare
 import gangsim.commands.traces
 from gangsim import __version__, commands, pipeline
-from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.commands.common import duration_option, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
 
@@ -44,33 +43,6 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
 
 
-def _fail(message: str, code: int = 2) -> None:
-    sys.stderr.write(f"gangsim: error: {message}\n")
-    raise typer.Exit(code)
-
-
-def user_errors(fn):
-    """Bad input or usage inside a command: one line on stderr, exit 2, no traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except GangsimError as exc:
-            _fail(str(exc))
-
-    return wrapper
-
-
-def _horizon_ms(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return parse_duration_ms(text)
-    except DurationError as exc:
-        raise UsageError(f"--horizon: Invalid value: {text!r}: {exc}") from None
-
-
 def _progress_bar(enabled: bool):
     """A progress bar on stderr for long replays; off when stderr is not a terminal."""
     if not enabled or not sys.stderr.isatty():
@@ -82,11 +54,6 @@ def _progress_bar(enabled: bool):
         progress.update(task, completed=min(1.0, now / until) if until else 1.0)
 
     return progress, update
-
-
-def _stdout_console() -> Console:
-    console = Console()
-    return console if console.is_terminal else Console(width=120)
 
 
 @app.command()
@@ -110,7 +77,7 @@ def run(
         if out is None:
             raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
         require_matplotlib()
-    horizon_ms = _horizon_ms(horizon)
+    horizon_ms = duration_option(horizon)
     trace = pipeline.load([str(t) for t in traces], config_path=config)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
     if bar is not None:
@@ -136,7 +103,7 @@ def run(
     elif fmt is OutputFormat.markdown:
         sys.stdout.write(render_markdown(report, top=top))
     else:
-        render_terminal(report, _stdout_console(), top=top)
+        render_terminal(report, stdout_console(), top=top)
         if out is not None:
             Console(stderr=True).print(f"[dim]report written to {out}[/dim]")
 

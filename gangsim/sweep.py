@@ -39,7 +39,6 @@ import polars as pl
 import yaml
 
 from gangsim.api.config import SchedulerConfig
-from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.api.trace import Trace
 from gangsim.errors import InputError, UsageError
 from gangsim.load import load_trace
@@ -47,7 +46,7 @@ from gangsim.pools import pool_info, resize_pools
 from gangsim.report import Report, build_report
 from gangsim.report.diff import flatten, metric_types, metric_value
 from gangsim.sim.replay import replay
-from gangsim.variants import PolicySpec, parse_policy_specs
+from gangsim.variants import PolicySpec, duration_option, parse_policy_specs
 
 __all__ = [
     "BACKENDS",
@@ -315,15 +314,6 @@ class Grid:
         return n
 
 
-def _horizon(value: object, where: str) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration_ms(value)
-    except DurationError as exc:
-        raise UsageError(f"{where}: Invalid value: {value!r}: {exc}") from None
-
-
 def make_grid(
     traces: Sequence[str],
     policies: Sequence[str],
@@ -344,7 +334,7 @@ def make_grid(
         configs=tuple(configs) or (None,),
         seeds=tuple(seeds) or (None,),
         pools=tuple((name, tuple(sizes)) for name, sizes in (pools or {}).items()),
-        horizon_ms=_horizon(horizon, "--horizon"),
+        horizon_ms=duration_option(horizon, "--horizon"),
     )
 
 

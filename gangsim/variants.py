@@ -19,12 +19,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gangsim.api.config import SchedulerConfig
+from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.errors import UsageError
 from gangsim.load import load_config
 
-__all__ = ["POLICY_NAMES", "VARIANTS", "PolicySpec", "parse_policy_spec", "parse_policy_specs"]
+__all__ = ["POLICY_NAMES", "VARIANTS", "PolicySpec", "duration_option", "parse_policy_spec", "parse_policy_specs"]
 
 POLICY_NAMES: tuple[str, ...] = ("pod", "permit", "gang")
+
+
+def duration_option(value: object, where: str = "--horizon") -> int | None:
+    """A duration given as an option (``24h``, ``90s``, seconds) in ms; None stays None."""
+    if value is None:
+        return None
+    try:
+        return parse_duration_ms(value)
+    except DurationError as exc:
+        raise UsageError(f"{where}: Invalid value: {value!r}: {exc}") from None
 
 # variant → the SchedulerConfig fields it sets (SEMANTICS §8.5: KEP behaviours not in the shipped code)
 VARIANTS: dict[str, dict[str, object]] = {

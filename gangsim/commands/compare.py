@@ -5,14 +5,12 @@ call ``gangsim.sweep`` / ``gangsim.plan`` / ``gangsim.report``, print, map outco
 (0 ok; 1 a ``--fail-if`` held, or ``plan`` found no size meeting the targets; 2 bad input or usage;
 3 a bug, handled by ``gangsim.cli.main``).
 
-This module does not import ``gangsim.cli`` (which imports it, and may run as ``__main__``), so the
-few CLI helpers it needs are repeated here.
+The CLI helpers it shares with ``gangsim.cli`` live in ``gangsim.commands.common``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
@@ -23,8 +21,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gangsim.api.duration import DurationError, parse_duration_ms
-from gangsim.errors import GangsimError, UsageError
+from gangsim.commands.common import duration_option, fail, stdout_console, user_errors
+from gangsim.errors import UsageError
 
 __all__ = ["register"]
 
@@ -43,39 +41,6 @@ class SweepFormat(StrEnum):
 class Backend(StrEnum):
     local = "local"
     ray = "ray"
-
-
-def _fail(message: str, code: int = 2) -> None:
-    sys.stderr.write(f"gangsim: error: {message}\n")
-    raise typer.Exit(code)
-
-
-def user_errors(fn):
-    """Bad input or usage inside a command: one line on stderr, exit 2, no traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except GangsimError as exc:
-            _fail(str(exc))
-
-    return wrapper
-
-
-def _horizon_ms(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return parse_duration_ms(text)
-    except DurationError as exc:
-        raise UsageError(f"--horizon: Invalid value: {text!r}: {exc}") from None
-
-
-def _stdout_console(width: int = 120) -> Console:
-    """The terminal as it is; otherwise (a pipe, a file) ``width`` columns, at least 120."""
-    console = Console()
-    return console if console.is_terminal else Console(width=max(120, width))
 
 
 @contextlib.contextmanager
@@ -152,7 +117,7 @@ def diff(
     labels = [s.label for s in specs]
     conditions = [parse_condition(text, labels) for text in fail_if or []]
     _check_plot(plot, out)
-    horizon_ms = _horizon_ms(horizon)
+    horizon_ms = duration_option(horizon)
     trace = pipeline.load([str(t) for t in traces], config_path=config)
     tasks = [Task(0, s.policy, s.config(trace.config), seed, horizon_ms, keep_report=True) for s in specs]
     with _progress(progress and fmt is OutputFormat.table, "replaying") as update, Runner([trace], jobs=jobs) as runner:
@@ -177,7 +142,7 @@ def diff(
         sys.stdout.write(render_diff_markdown(result))
     else:
         needed = max(table_width(diff_metrics_grid(result)), table_width(gang_changes_grid(result)))
-        render_diff_terminal(result, _stdout_console(needed))
+        render_diff_terminal(result, stdout_console(needed))
         if out is not None:
             Console(stderr=True).print(f"[dim]diff written to {out}[/dim]")
     _held([v.describe() for v in result.held])
@@ -239,7 +204,7 @@ def plan(
         raise UsageError("--pool: the same pool given twice")
     span = _ranges(ranges or [], pools)
     _check_plot(plot, out)
-    horizon_ms = _horizon_ms(horizon)
+    horizon_ms = duration_option(horizon)
     trace = pipeline.load([str(t) for t in traces], config_path=config)
     infos = {name: pool_info(trace, name) for name in pools}
     for name, info in infos.items():
@@ -285,7 +250,7 @@ def plan(
         from gangsim.report.render_diff import table_width
 
         needed = max([table_width(plan_grid(p)) for p in plans] + [0])
-        render_plan_terminal(trace_name, spec.label, conditions, plans, _stdout_console(needed))
+        render_plan_terminal(trace_name, spec.label, conditions, plans, stdout_console(needed))
     raise typer.Exit(1 if any(p.status == "unmet" for p in plans) else 0)
 
 
@@ -391,7 +356,7 @@ def sweep(
     numeric = tuple(c in ("run", "seed") or c.startswith("pool.") for c in varying) + (True,) * len(SWEEP_SHOWN)
     view = Grid(f"sweep: {table.height} runs", columns, numeric, tuple(rows))
     width = sum(max([len(c)] + [len(r[i]) for r in rows]) + 3 for i, c in enumerate(columns)) + 2
-    _stdout_console(width).print(grid_table(view))
+    stdout_console(width).print(grid_table(view))
     for path in outputs or []:
         Console(stderr=True).print(f"[dim]table written to {path}[/dim]")
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import orjson
-from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from gangsim.report.diff import Diff
+from gangsim.report.render_markdown import md_cell
+from gangsim.report.render_rich import new_table
 from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number
 
 __all__ = [
@@ -171,14 +172,7 @@ def table_width(grid: ToneGrid) -> int:
 
 def tone_table(grid: ToneGrid) -> Table:
     """Delta columns are headed ``Δ`` (their label is the column to the left) to save width."""
-    table = Table(title=grid.title, title_justify="left", box=box.SIMPLE_HEAD)
-    for i, (name, numeric) in enumerate(zip(grid.columns, grid.numeric, strict=True)):
-        if i == 0:
-            longest = max([len(name)] + [len(row[0]) for row in grid.rows])
-            table.add_column(name, justify="left", no_wrap=True, min_width=longest)
-        else:
-            header = "Δ" if name.startswith("Δ ") else name
-            table.add_column(header, justify="right" if numeric else "left", overflow="fold")
+    table = new_table(grid.title, grid.columns, grid.numeric, grid.rows, header=lambda name: "Δ" if name.startswith("Δ ") else name)
     for row, tones in zip(grid.rows, grid.tones, strict=True):
         table.add_row(*(Text(cell, style=STYLES.get(t, "")) for cell, t in zip(row, tones, strict=True)))
     return table
@@ -204,27 +198,23 @@ def render_diff_terminal(diff: Diff, console: Console) -> None:
 # Markdown
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-
-
 def tone_markdown(grid: ToneGrid) -> list[str]:
     lines = [
-        "| " + " | ".join(_cell(c) for c in grid.columns) + " |",
+        "| " + " | ".join(md_cell(c) for c in grid.columns) + " |",
         "|" + "|".join("---:" if numeric else "---" for numeric in grid.numeric) + "|",
     ]
     for row, tones in zip(grid.rows, grid.tones, strict=True):
         cells = []
         for j, (cell, t) in enumerate(zip(row, tones, strict=True)):
             marked = MARKERS.get(t, "") + cell if grid.columns[j].startswith("Δ ") else cell
-            cells.append(_cell(marked))
+            cells.append(md_cell(marked))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def render_diff_markdown(diff: Diff) -> str:
     """GitHub-flavoured Markdown for a job summary or a PR comment."""
-    lines = [f"## gangsim diff: {_cell(diff.trace)}", ""]
+    lines = [f"## gangsim diff: {md_cell(diff.trace)}", ""]
     labels = ", ".join(f"`{label}`" for label in diff.labels)
     lines.append(f"Policies: {labels}; deltas against `{diff.baseline}` (🟢 better, 🔴 worse).")
     lines.append("")

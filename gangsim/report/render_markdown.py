@@ -15,27 +15,28 @@ from gangsim.report.tables import gang_grid, gangs_that_paid_grid, top_preemptor
 if TYPE_CHECKING:
     from gangsim.report import Report
 
-__all__ = ["grid_markdown", "render_markdown"]
+__all__ = ["grid_markdown", "md_cell", "render_markdown"]
 
 
-def _cell(text: str) -> str:
+def md_cell(text: str) -> str:
+    """A table cell: pipes and backslashes escaped, line breaks flattened."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def grid_markdown(grid: Grid) -> list[str]:
     """A :class:`Grid` as GFM table lines (numeric columns right-aligned)."""
     lines = [
-        "| " + " | ".join(_cell(c) for c in grid.columns) + " |",
+        "| " + " | ".join(md_cell(c) for c in grid.columns) + " |",
         "|" + "|".join("---:" if numeric else "---" for numeric in grid.numeric) + "|",
     ]
-    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in grid.rows)
+    lines.extend("| " + " | ".join(md_cell(c) for c in row) + " |" for row in grid.rows)
     return lines
 
 
 def render_markdown(report: Report, *, top: int = 10) -> str:
     """Summary table, the ``top`` slowest gangs, and the preemption tables when there were victims."""
     summary = report.summary
-    lines = [f"# gangsim report: {_cell(str(summary['trace']))} (policy {_cell(str(summary['policy']))})", ""]
+    lines = [f"# gangsim report: {md_cell(str(summary['trace']))} (policy {md_cell(str(summary['policy']))})", ""]
 
     lines += ["## Summary", ""]
     lines += grid_markdown(summary_grid(summary))

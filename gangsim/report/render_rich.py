@@ -21,19 +21,25 @@ from gangsim.report.tables import gang_grid, gangs_that_paid_grid, top_preemptor
 if TYPE_CHECKING:
     from gangsim.report import Report
 
-__all__ = ["grid_table", "render_terminal"]
+__all__ = ["grid_table", "new_table", "render_terminal"]
+
+
+def new_table(title: str, columns: tuple[str, ...], numeric: tuple[bool, ...], rows: tuple[tuple[str, ...], ...], *, header=lambda name: name) -> Table:
+    """An empty rich ``Table`` with the columns set up (numeric ones right-aligned); the key
+    column (gang, preemptor, metric) is never cut, so names stay readable."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    for i, (name, is_numeric) in enumerate(zip(columns, numeric, strict=True)):
+        if i == 0:
+            longest = max([len(name)] + [len(row[0]) for row in rows])
+            table.add_column(name, justify="left", no_wrap=True, min_width=longest)
+        else:
+            table.add_column(header(name), justify="right" if is_numeric else "left", overflow="fold")
+    return table
 
 
 def grid_table(grid: Grid) -> Table:
-    """A :class:`Grid` as a rich ``Table`` (numeric columns right-aligned)."""
-    table = Table(title=grid.title, title_justify="left", box=box.SIMPLE_HEAD)
-    for i, (name, numeric) in enumerate(zip(grid.columns, grid.numeric, strict=True)):
-        if i == 0:
-            # the key column (gang, preemptor, metric) is never cut: names must stay readable
-            longest = max([len(name)] + [len(row[0]) for row in grid.rows])
-            table.add_column(name, justify="left", no_wrap=True, min_width=longest)
-        else:
-            table.add_column(name, justify="right" if numeric else "left", overflow="fold")
+    """A :class:`Grid` as a rich ``Table``."""
+    table = new_table(grid.title, grid.columns, grid.numeric, grid.rows)
     for row in grid.rows:
         table.add_row(*(Text(cell) for cell in row))
     return table

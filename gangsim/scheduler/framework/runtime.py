@@ -71,6 +71,19 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+def apply_filters(plugins: list, base: int, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
+    """Run ``plugins`` in order on the rows still passing; record the first failure of each row
+    (code, and the failing plugin's index offset by ``base``), as RunFilterPlugins stops at it."""
+    for j, p in enumerate(plugins):
+        todo = np.flatnonzero(codes == 0)
+        if len(todo) == 0:
+            return
+        c = p.filter(state, pod, rows[todo])
+        failed = c != 0
+        codes[todo[failed]] = c[failed]
+        plugin[todo[failed]] = base + j
+
+
 class Framework:
     def __init__(self, profile: Profile, config: SchedulerConfig, snapshot: Snapshot, rng: np.random.Generator | None) -> None:
         self.profile = profile
@@ -116,15 +129,7 @@ class Framework:
         rows = np.arange(n, dtype=np.int64)
         codes = np.zeros(n, dtype=np.int8)
         plugin = np.full(n, -1, dtype=np.int8)
-        state = CycleState()
-        for i, p in enumerate(self.static_filters):
-            todo = np.flatnonzero(codes == 0)
-            if len(todo) == 0:
-                break
-            c = p.filter(state, pod, rows[todo])
-            failed = c != 0
-            codes[todo[failed]] = c[failed]
-            plugin[todo[failed]] = i
+        apply_filters(self.static_filters, 0, CycleState(), pod, rows, codes, plugin)
         if len(self._static_cache) > 4096:
             self._static_cache.clear()
         self._static_cache[key] = (nodes.static_generation, codes, plugin)
@@ -151,14 +156,7 @@ class Framework:
                         plugin[0] = base + j
                         break
         else:
-            for j, p in enumerate(self.dynamic_filters):
-                todo = np.flatnonzero(codes == 0)
-                if len(todo) == 0:
-                    break
-                c = p.filter(state, pod, rows[todo])
-                failed = c != 0
-                codes[todo[failed]] = c[failed]
-                plugin[todo[failed]] = base + j
+            apply_filters(self.dynamic_filters, base, state, pod, rows, codes, plugin)
         if nominated and self.nominator is not None:
             self._filter_with_nominated(state, pod, rows, codes, plugin)
         return codes, plugin

@@ -18,7 +18,7 @@ from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo, fit_error_message, reason_histogram
-from gangsim.scheduler.preemption.units import PDBTracker, VictimUnit, sort_by_importance
+from gangsim.scheduler.preemption.units import PDBTracker, VictimUnit, reprieve, sort_by_importance, units_removed
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
@@ -138,39 +138,12 @@ class Evaluator:
         if not units:
             return None, (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
         snap = self.snapshot
-        removed: list[tuple[PodInfo, int]] = []
-        touched_rows = {row} | {p.node_row for u in units for p in u.pods}
-        saved_order = {r: dict(snap.nodes.pods[r]) for r in touched_rows}
-        for u in units:
-            for p in u.pods:
-                removed.append((p, p.node_row))
-                snap.unassign(p)
-        victims: list[VictimUnit] = []
-        violations = 0
-        try:
+        with units_removed(snap, units) as homes:
             code, reasons, _ = self.fw.filter_status_on(CycleState(), pod, row)
             if code != Code.SUCCESS:
                 return None, (code, reasons)
-            ordered = sort_by_importance(units)
-            violating, non_violating = pdbs.split(ordered)
-            for group, is_violating in ((violating, True), (non_violating, False)):
-                for u in group:
-                    homes = [(p, r) for p, r in removed if any(p is q for q in u.pods)]
-                    for p, r in homes:
-                        snap.assign(p, r)
-                    if self.fw.fits_on(CycleState(), pod, row):
-                        continue  # reprieved
-                    for p, _ in homes:
-                        snap.unassign(p)
-                    victims.append(u)
-                    if is_violating:
-                        violations += u.violating
-        finally:
-            for p, r in removed:
-                if p.node_row == NO_NODE:
-                    snap.assign(p, r)
-            for r, order in saved_order.items():
-                snap.nodes.pods[r] = order
+            violating, non_violating = pdbs.split(sort_by_importance(units))
+            victims, violations = reprieve(snap, violating, non_violating, homes, lambda: self.fw.fits_on(CycleState(), pod, row))
         if not victims:
             return None, (Code.ERROR, (f'expected at least one victim pod on node "{snap.nodes.names[row]}"',))
         if violating and non_violating:

@@ -18,7 +18,7 @@ from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodPhase
-from gangsim.scheduler.preemption.units import PDBTracker, VictimUnit, sort_by_importance
+from gangsim.scheduler.preemption.units import PDBTracker, VictimUnit, reprieve, sort_by_importance, units_removed
 
 if TYPE_CHECKING:
     from gangsim.scheduler.scheduler import Scheduler
@@ -63,12 +63,7 @@ def preempt_podgroup(sched: "Scheduler", fw: Framework, st: PodGroupState, pods:
         return PodGroupPreemption(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
     snap = sched.snapshot
     budgets = sched.pdb_budgets()  # from the cluster as it is, before anything is removed
-    removed = [(p, p.node_row) for u in units for p in u.pods]
-    touched = {r for _, r in removed}
-    saved_order = {r: dict(snap.nodes.pods[r]) for r in touched}
-    for p, _ in removed:
-        snap.unassign(p)
-    try:
+    with units_removed(snap, units) as homes:
         # 2)+3) On the cleaned cluster, run the group algorithm again (no PostFilter).
         from gangsim.scheduler.schedule_podgroup import run_algorithm
 
@@ -77,29 +72,9 @@ def preempt_podgroup(sched: "Scheduler", fw: Framework, st: PodGroupState, pods:
             return PodGroupPreemption(result.status)
         placed = result.placed
         # 4)+5) Importance order; PDB-violating units first.
-        ordered = sort_by_importance(units)
-        violating, non_violating = PDBTracker(budgets).split(ordered)
+        violating, non_violating = PDBTracker(budgets).split(sort_by_importance(units))
         # 6) In-place reprieve, re-filtering every proposed placement in order.
-        victims: list[VictimUnit] = []
-        violations = 0
-        homes = {p.uid: r for p, r in removed}
-        for bucket, is_violating in ((violating, True), (non_violating, False)):
-            for unit in bucket:
-                for p in unit.pods:
-                    snap.assign(p, homes[p.uid])
-                if placements_still_fit(fw, snap, placed):
-                    continue
-                for p in unit.pods:
-                    snap.unassign(p)
-                victims.append(unit)
-                if is_violating:
-                    violations += unit.violating
-    finally:
-        for p, r in removed:
-            if p.node_row == NO_NODE:
-                snap.assign(p, r)
-        for r, order in saved_order.items():
-            snap.nodes.pods[r] = order
+        victims, violations = reprieve(snap, violating, non_violating, homes, lambda: placements_still_fit(fw, snap, placed))
     # 7) Victims in importance order; nominations for the placed preemptor pods, cleared for the rest.
     victims = sort_by_importance(victims)
     nominations = {p.uid: NO_NODE for p in pods}

@@ -8,10 +8,12 @@ GenericWorkload on, type rank PodGroup(2) > Pod(1) and more pods first; earlier 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gangsim.api.objects import PodDisruptionBudget
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 POD_RANK = 1
 PODGROUP_RANK = 2
@@ -71,3 +73,45 @@ class PDBTracker:
             u.violating = count
             (violating if count else non_violating).append(u)
         return violating, non_violating
+
+
+@contextmanager
+def units_removed(snapshot, units: list[VictimUnit]) -> Iterator[dict[int, int]]:
+    """Remove every pod of ``units`` from the snapshot (a dry run); yields uid -> home row.
+
+    On exit every pod is back on its node and each node's pod order is as it was.
+    """
+    removed = [(p, p.node_row) for u in units for p in u.pods]
+    saved_order = {r: dict(snapshot.nodes.pods[r]) for r in {r for _, r in removed}}
+    for p, _ in removed:
+        snapshot.unassign(p)
+    try:
+        yield {p.uid: r for p, r in removed}
+    finally:
+        for p, r in removed:
+            if p.node_row == NO_NODE:
+                snapshot.assign(p, r)
+        for r, order in saved_order.items():
+            snapshot.nodes.pods[r] = order
+
+
+def reprieve(snapshot, violating: list[VictimUnit], non_violating: list[VictimUnit], homes: dict[int, int], still_fits: Callable[[], bool]) -> tuple[list[VictimUnit], int]:
+    """Put units back one at a time, PDB-violating ones first, each list in importance order; a
+    unit the preemptor cannot do without is removed again and becomes a victim (§5 3f, §11.2 6).
+
+    Returns the victims and the number of their pods that violate a PDB.
+    """
+    victims: list[VictimUnit] = []
+    violations = 0
+    for bucket, is_violating in ((violating, True), (non_violating, False)):
+        for unit in bucket:
+            for p in unit.pods:
+                snapshot.assign(p, homes[p.uid])
+            if still_fits():
+                continue
+            for p in unit.pods:
+                snapshot.unassign(p)
+            victims.append(unit)
+            if is_violating:
+                violations += unit.violating
+    return victims, violations
