@@ -13,8 +13,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-import gangsim.commands.compare
-import gangsim.commands.traces
+import gangsim.commands.compare  # noqa: F401 - registers its commands below
+import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
 from gangsim.commands.common import duration_option, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError

@@ -52,9 +52,9 @@ from gangsim.load.decode import Decoder, Warnings
 from gangsim.load.documents import Document, _flatten_lists, _jsonl_documents, _text, _yaml_documents, expand_paths, read_documents
 from gangsim.load.events import Collected, RawEvent, _duration, _item, collect
 from gangsim.load.fields import Obj, shown
-from gangsim.load.meta import API_VERSIONS, ARRIVAL, REMOVE_AT, check_type
+from gangsim.load.meta import API_VERSIONS, REMOVE_AT, check_type
 from gangsim.load.priority import Priorities
-from gangsim.load.trace import _AFTER_EXPANSION, _annotation_error, _Replay, _single_config
+from gangsim.load.trace import _AFTER_EXPANSION, _Replay, _single_config, settle_arrival
 
 ERROR = "error"
 WARNING = "warning"
@@ -472,13 +472,7 @@ class _Validator:
                 ev.decoded = decoded
                 ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
                 times = decoded.meta.times
-                if ev.at_given:
-                    if ARRIVAL in times and times[ARRIVAL] != ev.at_ms:
-                        raise _annotation_error(ev, ARRIVAL, f"disagrees with the event's `at` ({format_duration_ms(ev.at_ms)})")
-                else:
-                    ev.at_ms = times.get(ARRIVAL, 0)
-                if REMOVE_AT in times and times[REMOVE_AT] < ev.at_ms:
-                    raise _annotation_error(ev, REMOVE_AT, f"must not be before the arrival ({format_duration_ms(ev.at_ms)})")
+                settle_arrival(ev, times)
             except InputError as exc:
                 if not self.broken.cascade(exc):
                     self.error(exc)

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gangsim.commands.common import duration_option, fail, stdout_console, user_errors
+from gangsim.commands.common import duration_option, stdout_console, user_errors
 from gangsim.errors import UsageError
 
 __all__ = ["register"]

@@ -111,6 +111,18 @@ def _priorities(collected: Collected, warnings: Warnings) -> Priorities:
     return priorities
 
 
+
+def settle_arrival(ev: RawEvent, times: dict[str, int]) -> None:
+    """The event's time from its object's arrival annotation (an explicit ``at`` must agree);
+    a remove-at must not come before the arrival."""
+    if ev.at_given:
+        if ARRIVAL in times and times[ARRIVAL] != ev.at_ms:
+            raise _annotation_error(ev, ARRIVAL, f"disagrees with the event's `at` ({format_duration_ms(ev.at_ms)})")
+    else:
+        ev.at_ms = times.get(ARRIVAL, 0)
+    if REMOVE_AT in times and times[REMOVE_AT] < ev.at_ms:
+        raise _annotation_error(ev, REMOVE_AT, f"must not be before the arrival ({format_duration_ms(ev.at_ms)})")
+
 def _decode_creates(collected: Collected, decoder: Decoder) -> list[RawEvent]:
     """Decode created objects in document order; settle arrival times; add remove-at deletes."""
     out: list[RawEvent] = []
@@ -122,14 +134,8 @@ def _decode_creates(collected: Collected, decoder: Decoder) -> list[RawEvent]:
         ev.decoded = decoded
         ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
         times = decoded.meta.times
-        if ev.at_given:
-            if ARRIVAL in times and times[ARRIVAL] != ev.at_ms:
-                raise _annotation_error(ev, ARRIVAL, f"disagrees with the event's `at` ({format_duration_ms(ev.at_ms)})")
-        else:
-            ev.at_ms = times.get(ARRIVAL, 0)
+        settle_arrival(ev, times)
         if REMOVE_AT in times:
-            if times[REMOVE_AT] < ev.at_ms:
-                raise _annotation_error(ev, REMOVE_AT, f"must not be before the arrival ({format_duration_ms(ev.at_ms)})")
             out.append(
                 RawEvent(
                     times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
-from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo, PodPhase, QueuedEntity, fit_error_message
+from gangsim.scheduler.framework.types import Diagnosis, PodInfo, PodPhase, QueuedEntity, fit_error_message
 
 if TYPE_CHECKING:
     from gangsim.scheduler.scheduler import Scheduler

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gangsim.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
-from gangsim.api.trace import Op, TraceEvent
+from gangsim.api.trace import TraceEvent
 from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
 from gangsim.scheduler.framework.types import PodInfo, PodPhase
 from gangsim.scheduler.scheduler import Scheduler

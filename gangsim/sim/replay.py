@@ -8,7 +8,7 @@ import numpy as np
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.objects import Job, Node, Pod
-from gangsim.api.trace import Op, Trace
+from gangsim.api.trace import Trace
 from gangsim.errors import UsageError
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.cache.node_table import ResourceIndex

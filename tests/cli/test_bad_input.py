@@ -3,8 +3,6 @@ traceback, and nothing written to --out."""
 
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 

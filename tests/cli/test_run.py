@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import polars as pl
-import pytest
 from typer.testing import CliRunner
 
 from gangsim.cli import app

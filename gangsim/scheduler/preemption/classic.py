@@ -17,7 +17,7 @@ from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code
 from gangsim.scheduler.framework.runtime import Framework
-from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo, fit_error_message, reason_histogram
+from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo, reason_histogram
 from gangsim.scheduler.preemption.units import PDBTracker, VictimUnit, reprieve, sort_by_importance, units_removed
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
