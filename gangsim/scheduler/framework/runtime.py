@@ -39,9 +39,10 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 class SignatureEntry:
     """Per-row Filter codes and raw scores of one pod signature, as of node-table ``generation``."""
 
-    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch")
+    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch", "n_failed")
 
     def __init__(self) -> None:
+        self.n_failed = 0  # live rows whose Filter code is not Success
         self.log_pos = 0
         self.log_epoch = -1
         self.generation = -1
@@ -280,10 +281,16 @@ class Framework:
         else:
             changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
             self.batch_hits += 1
+        full = len(changed) == n
         if len(changed):
             codes, plugin = self.run_filters(CycleState(), pod, changed, nominated=False)
+            if not full:
+                entry.n_failed -= int(np.count_nonzero(entry.codes[changed]))
+                entry.n_failed += int(np.count_nonzero(codes))
             entry.codes[changed] = codes
             entry.plugin[changed] = plugin
+            if full:
+                entry.n_failed = int(np.count_nonzero(entry.codes[nodes.order]))
             state = CycleState()
             for i, (p, _) in enumerate(self.scorers):
                 if not p.PER_ROW:
@@ -318,20 +325,29 @@ class Framework:
         state.write("signature", entry)
         plugin: np.ndarray | None = None
         if entry is not None:
-            codes = entry.codes[rotated]
             if self.nominator is not None and self.nominator.rows():
+                codes = entry.codes[rotated]
                 plugin = entry.plugin[rotated]
                 self._filter_with_nominated(state, pod, rotated, codes, plugin)
+            else:
+                # the search ends at the (to_find+1)-th feasible row, within to_find + 1 + n_failed
+                window = min(n, to_find + 1 + entry.n_failed)
+                rotated = rotated[:window]
+                codes = entry.codes[rotated]
         else:
             codes, plugin = self.run_filters(state, pod, rotated)
         feasible_pos = np.flatnonzero(codes == 0)
         if len(feasible_pos) > to_find:
-            processed = int(feasible_pos[to_find - 1]) + 1
+            # findNodesThatPassFilters stops at the (to_find+1)-th feasible node: it is neither
+            # kept nor counted, the failures before it are (processedNodes)
+            processed = int(feasible_pos[to_find])
             feasible_pos = feasible_pos[:to_find]
         else:
             processed = n
         self.next_start_index = (start + processed) % n
         self.filter_rows_evaluated += processed
+        if len(feasible_pos):
+            return rotated[feasible_pos], Diagnosis()  # the failures' reasons are never shown
         evaluated = rotated[:processed]
         codes = codes[:processed]
         if plugin is None:
