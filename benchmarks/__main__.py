@@ -47,6 +47,21 @@ CASES = [
 ]
 
 
+def first_fit_baseline(nodes: int = 5000, pods: int = 10_000) -> float:
+    """B6: the same 10,000 placements as B1 by a bare numpy first-fit loop (no queue, no
+    scoring, no events, no reports): the floor a Python simulator can be compared with."""
+    import numpy as np
+
+    free = np.tile(np.array([4000, 32 * 2**30, 110], dtype=np.int64), (nodes, 1))
+    demand = np.array([100, 100 * 2**20, 1], dtype=np.int64)
+    start = time.perf_counter()
+    for _ in range(pods):
+        fits = (free >= demand).all(axis=1)
+        row = int(np.argmax(fits))
+        free[row] -= demand
+    return time.perf_counter() - start
+
+
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -87,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", type=Path, default=Path(__file__).parent / "results.json")
     args = ap.parse_args(argv)
     wanted = [c for c in CASES if not args.cases or c.key in args.cases]
+    b6 = not args.cases or "B6" in args.cases
     print(f"gangsim benchmarks on {os.cpu_count()} cores, Python {sys.version.split()[0]}, median of {args.repeat}")
     rows = []
     for case in wanted:
@@ -99,6 +115,17 @@ def main(argv: list[str] | None = None) -> None:
             f"{row['preemption_attempts']:5d} WAP / {row['victims']:5d} victims  RSS {row['peak_rss_mib']:7.0f} MiB  target {row['target']}",
             flush=True,
         )
+    if b6:
+        base = statistics.median(first_fit_baseline() for _ in range(max(1, args.repeat)))
+        b1 = next((r for r in rows if r["case"] == "B1"), None) or run_case(CASES[0], args.repeat)
+        ratio = b1["wall_s"] / base
+        rows.append({"case": "B6", "title": "B1 vs a bare numpy first-fit loop", "baseline_s": round(base, 3), "gangsim_s": b1["wall_s"], "ratio": round(ratio, 2), "target": "<= 3"})
+        print(f"B6    B1 / numpy first-fit loop: {b1['wall_s']:.2f} s / {base:.3f} s = {ratio:.1f}x  target <= 3", flush=True)
+    rss = {r["case"]: r.get("peak_rss_mib") for r in rows}
+    if "B7a" in rss and "B7b" in rss:
+        b7a = next(r for r in rows if r["case"] == "B7a")
+        b7b = next(r for r in rows if r["case"] == "B7b")
+        print(f"B7    10,000 vs 1,000 nodes: {b7b['wall_s'] / b7a['wall_s']:.2f}x  target <= 3", flush=True)
     args.json.write_bytes(orjson.dumps({"cores": os.cpu_count(), "results": rows}, option=orjson.OPT_INDENT_2))
 
 
