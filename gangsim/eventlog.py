@@ -63,6 +63,10 @@ class GangState(StrEnum):
     DELETED = "Deleted"
 
 
+# reasons whose word-for-word repeats for the same object are recorded once
+_AGGREGATED = frozenset({EventReason.FAILED_SCHEDULING, EventReason.GATED, EventReason.UNSCHEDULABLE, EventReason.SCHEDULER_ERROR})
+
+
 @dataclass(slots=True)
 class PodRecord:
     pod: str
@@ -149,8 +153,19 @@ class EventLog:
     counters: dict[str, int] = field(default_factory=dict)
     podgroup_attempts: dict[str, int] = field(default_factory=dict)  # result -> count
     timings: dict[str, list[float]] = field(default_factory=dict)  # seconds of wall time, not in reports by default
+    _last_failure: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
     def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
+        if reason in _AGGREGATED:
+            # like the Kubernetes event recorder, a failure repeated word for word is one event
+            # (attempts are still counted in pods.scheduling_attempts)
+            key = (kind, obj)
+            if self._last_failure.get(key) == (reason, message):
+                self.count("events_aggregated")
+                return
+            self._last_failure[key] = (reason, message)
+        elif reason == EventReason.SCHEDULED:
+            self._last_failure.pop((kind, obj), None)
         self.ev_t_ms.append(t_ms)
         self.ev_kind.append(kind)
         self.ev_object.append(obj)

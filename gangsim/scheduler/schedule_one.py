@@ -104,7 +104,7 @@ def bind(sched: "Scheduler", e: QueuedEntity | None, pod: PodInfo, row: int) -> 
     if e is not None:
         sched.queue.done(e)
     sched.entity_of.pop(pod.uid, None)
-    sched.bump()
+    sched.note_bind(pod)
     sched.log.event(
         sched.cluster.now,
         "Pod",

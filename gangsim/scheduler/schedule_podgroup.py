@@ -252,6 +252,9 @@ def finish(
         e.consecutive_errors = 0
         e.unschedulable_count += 1
     e.unschedulable_plugins = frozenset({names.GANG_SCHEDULING})
+    if outcome == SCHEDULED:
+        # members were bound: the leftovers' next cycle counts them and is a different attempt
+        e.last_attempt_generation = -1
     old_timestamp = e.timestamp_ms
     sched.queue.requeue_after_failure(e, to_backoff=True)
     if sched.config.requeue_leftovers_with_old_timestamp and outcome == SCHEDULED:

@@ -89,6 +89,8 @@ class Scheduler:
         self.snapshot = Snapshot(self.nodes)
         self.nominator = Nominator()
         self.generation = 0
+        self.release_generation = 0
+        self._bind_generation: dict[int, int] = {}  # victim priority -> generation of its last bind
         self.frameworks: dict[str, Framework] = {}
         self.evaluators: dict[str, Evaluator] = {}
         for profile in config.profiles:
@@ -110,7 +112,7 @@ class Scheduler:
         self.queue = SchedulingQueue(
             config,
             now=lambda: self.cluster.now,
-            generation=lambda: self.generation,
+            is_stale=self.is_stale,
             wake_at=self._wake_at,
             pre_enqueue=self.pre_enqueue,
         )
@@ -128,10 +130,27 @@ class Scheduler:
         self._spec_cache: dict[int, tuple] = {}
 
     # ---- plumbing ----------------------------------------------------------------------------
-    def bump(self) -> None:
-        """The cluster changed in a way that can change a scheduling outcome."""
+    def bump(self, *, release: bool = True) -> None:
+        """The cluster changed. ``release``: the change can make a failed attempt succeed (capacity
+        freed, a node added or changed, a nomination or group changed); binds cannot, except by
+        offering a lower-priority preemption victim, which ``note_bind`` tracks."""
         self.generation += 1
+        if release:
+            self.release_generation = self.generation
 
+    def note_bind(self, pod: PodInfo) -> None:
+        self.bump(release=bool(self.snapshot.affinity_pods))  # pod affinity: a bind can help others
+        self._bind_generation[self.victim_priority(pod)] = self.generation
+
+    def is_stale(self, e: QueuedEntity) -> bool:
+        """Could a new attempt of ``e`` end differently from its last one? Cycles are
+        deterministic, so only if something that can help it happened since: a release, its own
+        pods changed, or a bind of a pod it could preempt (SEMANTICS §4.3 pop-from-backoffQ)."""
+        g = e.last_attempt_generation
+        if g < self.release_generation:
+            return True
+        prio = e.priority
+        return any(gen > g and p < prio for p, gen in self._bind_generation.items())
     def _wake_at(self, t_ms: int) -> None:
         if t_ms in self._wakes:
             return
@@ -233,7 +252,7 @@ class Scheduler:
         """An unscheduled pod appeared. Pods with no matching profile are never queued."""
         info = self.make_pod_info(pod, uid, self.cluster.now)
         self.pods[uid] = info
-        self.bump()
+        self.bump(release=False)  # a new pending pod helps only its own entity (marked below)
         if pod.spec.scheduler_name not in self.frameworks:
             return info  # no profile: this scheduler never sees the pod (INTERFACE rule 7)
         if self.policy.gang_pre_enqueue and info.group_key:
@@ -363,6 +382,7 @@ class Scheduler:
             self.queue.add(e)
             return
         e.pods.append(info)
+        e.last_attempt_generation = -1  # new member: its next attempt may go differently
         self.entity_of[info.uid] = e
         if e.where == "gated":
             self.queue.move_entity(e)
@@ -506,11 +526,10 @@ class Scheduler:
         tried against the current cluster state (retrying would repeat the same outcome)."""
         if self.queue.has_active():
             return False
-        gen = self.generation
         for e in self.queue.entities.values():
-            if e.where in ("gated", "inflight"):
+            if e.where in ("gated", "inflight", "waiting"):
                 continue
-            if e.last_attempt_generation != gen:
+            if self.is_stale(e):
                 return False
         return True
 

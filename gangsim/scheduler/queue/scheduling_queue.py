@@ -10,7 +10,8 @@
 Heaps use lazy invalidation: each push carries the entity's ``token``; moving an entity bumps it.
 Pop-from-backoffQ (§4.3) takes the head of the normal backoffQ when activeQ is empty — but only
 an entity whose last attempt predates the latest cluster change: repeating an attempt on an
-unchanged cluster cannot change its outcome, and in a zero-time cycle it would spin forever.
+unchanged cluster cannot change its outcome, and in a zero-time cycle it would spin forever
+(``is_stale``: has anything that could help it happened since its last attempt?).
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ class SchedulingQueue:
         config: SchedulerConfig,
         *,
         now: Callable[[], int],
-        generation: Callable[[], int],
+        is_stale: Callable[[QueuedEntity], bool],
         wake_at: Callable[[int], None],
         pre_enqueue: Callable[[QueuedEntity], Status | None],
     ) -> None:
         self.config = config
         self._now = now
-        self._generation = generation
+        self._is_stale = is_stale
         self._wake_at = wake_at
         self._pre_enqueue = pre_enqueue
         self._active: list[tuple] = []
@@ -182,7 +183,7 @@ class SchedulingQueue:
             if self._run_pre_enqueue(e):
                 if self.is_backing_off(e):
                     self._push_backoff(e)
-                elif e.last_attempt_generation == self._generation():
+                elif not self._is_stale(e):
                     # No backoff and nothing changed since the attempt: an immediate retry would
                     # repeat it exactly (a zero-time spin). Wait in backoffQ for the next change.
                     self._push_backoff(e, done=NEVER)
@@ -314,7 +315,6 @@ class SchedulingQueue:
         return self._pop_backoff_early(waiting_for_change_only=not self.config.pop_from_backoff)
 
     def _pop_backoff_early(self, *, waiting_for_change_only: bool) -> QueuedEntity | None:
-        gen = self._generation()
         heap = self._backoff
         skipped: list[tuple] = []
         found = None
@@ -323,7 +323,7 @@ class SchedulingQueue:
             e = item[5]
             if item[4] != self._tokens.get(e.key):
                 continue
-            if e.last_attempt_generation == gen or (waiting_for_change_only and item[0] != NEVER):
+            if (waiting_for_change_only and item[0] != NEVER) or not self._is_stale(e):
                 skipped.append(item)
                 continue
             found = e
@@ -351,9 +351,8 @@ class SchedulingQueue:
 
     def stale_backoff_exists(self) -> bool:
         """Is there a backoffQ entity that has not been tried since the last cluster change?"""
-        gen = self._generation()
         for heap in (self._backoff,):
             for item in heap:
-                if item[4] == self._tokens.get(item[5].key) and item[5].last_attempt_generation != gen:
+                if item[4] == self._tokens.get(item[5].key) and self._is_stale(item[5]):
                     return True
         return False
