@@ -87,6 +87,7 @@ class Scheduler:
         self.resources = resources
         self.nodes = NodeTable(resources)
         self.snapshot = Snapshot(self.nodes)
+        self.snapshot.victim_priority = self.victim_priority
         self.nominator = Nominator()
         self.generation = 0
         self.release_generation = 0
@@ -349,6 +350,7 @@ class Scheduler:
         st.group = pg
         if st.entity is not None:
             st.entity.group = pg
+        self.snapshot.reindex(list(st.members.values()))
         self.bump()
         self._gang_event(pg.key)
 
@@ -370,6 +372,7 @@ class Scheduler:
             st.group = None
             if st.entity is not None:
                 st.entity.group = None
+            self.snapshot.reindex(list(st.members.values()))
         self.bump()
 
     def _add_to_group_entity(self, st: PodGroupState, info: PodInfo) -> None:
@@ -481,12 +484,10 @@ class Scheduler:
         """Every unit in the cluster with priority lower than ``below`` (WAP step 1)."""
         units = []
         seen: set[int] = set()
-        for row in self.nodes.order.tolist():
-            for q in self.snapshot.pods_on(row):
-                if self.victim_priority(q) < below:
-                    unit = unit_for(self, q, seen)
-                    if unit is not None:
-                        units.append(unit)
+        for q in self.snapshot.assigned_below(below):
+            unit = unit_for(self, q, seen)
+            if unit is not None:
+                units.append(unit)
         return units
 
     def pdb_budgets(self) -> list[tuple[PodDisruptionBudget, int]]:

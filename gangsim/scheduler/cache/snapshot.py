@@ -2,14 +2,14 @@
 
 The simulator is single-threaded and a cycle takes no simulated time, so the live cache *is* the
 cycle's snapshot: the PodGroup cycle assumes pods tentatively and reverts them, and preemption dry
-runs remove victims from a row and put them back (``without_pods``), exactly as kube clones a
+runs remove victims and put them back (``preemption.units.units_removed``), as kube clones a
 NodeInfo. Every change, tentative or not, bumps the row's generation so that per-signature
 caches recompute exactly the rows that changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from gangsim.scheduler.cache.node_table import NodeTable
@@ -23,6 +23,40 @@ class Snapshot:
         self.affinity_pods: dict[int, PodInfo] = {}
         self.required_anti_affinity_pods: dict[int, PodInfo] = {}
         self.assigned: dict[int, PodInfo] = {}
+        # assigned pods by their priority as preemption victims (a group member's is its group's):
+        # workload-aware preemption looks only at the buckets below the preemptor's priority
+        self.victim_priority: Callable[[PodInfo], int] = lambda p: p.priority
+        self.by_victim_priority: dict[int, dict[int, PodInfo]] = {}
+        self._indexed_at: dict[int, int] = {}
+
+    def _index(self, pod: PodInfo) -> None:
+        prio = self.victim_priority(pod)
+        self._indexed_at[pod.uid] = prio
+        self.by_victim_priority.setdefault(prio, {})[pod.uid] = pod
+
+    def _unindex(self, pod: PodInfo) -> None:
+        prio = self._indexed_at.pop(pod.uid, None)
+        if prio is not None:
+            bucket = self.by_victim_priority[prio]
+            del bucket[pod.uid]
+            if not bucket:
+                del self.by_victim_priority[prio]
+
+    def reindex(self, pods: Iterator[PodInfo] | list[PodInfo]) -> None:
+        """The victim priority of these assigned pods changed (their PodGroup came or went)."""
+        for pod in pods:
+            if pod.uid in self._indexed_at:
+                self._unindex(pod)
+                self._index(pod)
+
+    def assigned_below(self, priority: int) -> list[PodInfo]:
+        """Assigned pods whose victim priority is lower than ``priority``, by uid."""
+        out: list[PodInfo] = []
+        for prio, bucket in self.by_victim_priority.items():
+            if prio < priority:
+                out.extend(bucket.values())
+        out.sort(key=lambda p: p.uid)
+        return out
 
     # ---- assignment (Reserve / bind / unreserve / delete) ----------------------------------------
     def assign(self, pod: PodInfo, row: int) -> None:
@@ -30,6 +64,7 @@ class Snapshot:
         t.assign(row, pod.uid, pod, pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
         pod.node_row = row
         self.assigned[pod.uid] = pod
+        self._index(pod)
         aff = pod.spec.affinity
         if aff is not None and aff.has_pod_affinity:
             self.affinity_pods[pod.uid] = pod
@@ -42,23 +77,9 @@ class Snapshot:
         t.unassign(row, pod.uid, pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
         pod.node_row = -1
         self.assigned.pop(pod.uid, None)
+        self._unindex(pod)
         self.affinity_pods.pop(pod.uid, None)
         self.required_anti_affinity_pods.pop(pod.uid, None)
-
-    @contextmanager
-    def without_pods(self, pods: list[PodInfo]) -> Iterator[None]:
-        """Temporarily remove ``pods`` (a preemption dry run); restored on exit."""
-        rows = [p.node_row for p in pods]
-        saved_order = {r: dict(self.nodes.pods[r]) for r in set(rows)}
-        for p in pods:
-            self.unassign(p)
-        try:
-            yield
-        finally:
-            for p, r in zip(pods, rows):
-                self.assign(p, r)
-            for r, order in saved_order.items():
-                self.nodes.pods[r] = order  # keep the node's pod order as it was
 
     @contextmanager
     def with_pods(self, placements: list[tuple[PodInfo, int]]) -> Iterator[None]:
