@@ -9,8 +9,9 @@ spec and seed give the same bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 import numpy as np
 
@@ -145,3 +146,61 @@ def to_jsonl(docs: Iterator[dict]) -> bytes:
     import orjson
 
     return b"".join(orjson.dumps(d) + b"\n" for d in docs)
+
+
+def write_yaml(docs: Iterable[dict], out: IO[bytes]) -> int:
+    """``to_yaml`` streamed one document at a time (same bytes); returns the document count."""
+    import yaml
+
+    Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    n = 0
+    for doc in docs:
+        out.write(yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=False, explicit_start=True).encode())
+        n += 1
+    return n
+
+
+def write_jsonl(docs: Iterable[dict], out: IO[bytes]) -> int:
+    """``to_jsonl`` streamed; returns the line count."""
+    import orjson
+
+    n = 0
+    for doc in docs:
+        out.write(orjson.dumps(doc) + b"\n")
+        n += 1
+    return n
+
+
+# --- presets -----------------------------------------------------------------------------------
+
+_A100 = PoolSpec("a100", 24, cpu=96, memory_gi=1024, gpus=8, labels=(("gpu", "a100"),))
+_T4 = PoolSpec("t4", 16, cpu=32, memory_gi=256, gpus=4, labels=(("gpu", "t4"),))
+
+PRESETS: dict[str, tuple[str, GeneratorSpec]] = {
+    "mixed-day": (
+        "traces/mixed-day.yaml: 220 jobs over 24 h on 24 x 8-GPU a100 + 16 x 4-GPU t4 nodes, 2 node failures (seed 7)",
+        GeneratorSpec(name="mixed-day", seed=7, pools=(_A100, _T4), jobs=220, hours=24.0, node_failures=2),
+    ),
+    "small": (
+        "a quick look: 40 jobs over 4 h on 8 x 8-GPU nodes (seed 0)",
+        GeneratorSpec(name="small", seed=0, pools=(PoolSpec("gpu", 8),), jobs=40, hours=4.0, gang_sizes=((1, 0.5), (2, 0.25), (4, 0.15), (8, 0.1))),
+    ),
+    "benchmark-basic": (
+        "scheduler throughput: 10,000 jobs over 24 h on 1,000 x 8-GPU nodes, default mixes (seed 1)",
+        GeneratorSpec(name="benchmark-basic", seed=1, pools=(PoolSpec("gpu", 1000),), jobs=10_000, hours=24.0),
+    ),
+    "gang-heavy": (
+        "large gangs (8-32 pods of 8 GPUs) on 128 x 8-GPU nodes, 100 jobs over 12 h, 2 node failures (seed 3)",
+        GeneratorSpec(
+            name="gang-heavy", seed=3, pools=(PoolSpec("gpu", 128),), jobs=100, hours=12.0,
+            gang_sizes=((1, 0.2), (8, 0.4), (16, 0.25), (32, 0.15)), gpus_per_pod=((8, 1.0),), node_failures=2,
+        ),
+    ),
+}
+
+
+def preset(name: str) -> GeneratorSpec:
+    try:
+        return PRESETS[name][1]
+    except KeyError:
+        raise KeyError(f"unknown preset {name!r}: choose one of {', '.join(PRESETS)}") from None

@@ -75,13 +75,46 @@ def expand_paths(paths: Sequence[str | Path]) -> list[str]:
             out.extend(os.path.join(label, n) for n in names)
         elif os.path.exists(label):
             out.append(label)
+        elif _imported(label) is not None:
+            out.append(label)  # `openb:PATH`: read through an importer (read_documents)
         else:
             raise InputError("no such file or directory", file=label)
     return out
 
 
+def _imported(label: str) -> tuple[str, str] | None:
+    """``KIND:PATH`` naming an importer (gangsim.load.importers) and an existing path."""
+    if ":" not in label:
+        return None
+    from gangsim.load.importers import split_source
+
+    found = split_source(label)
+    if found is None:
+        return None
+    if not os.path.exists(found[1]) and found[1] != "-":
+        raise InputError("no such file or directory", file=found[1], obj=f"{found[0]} import")
+    return found
+
+
+def _imported_documents(label: str, kind: str, path: str, file_index: int) -> list[Document]:
+    """Run the importer with its default options; its records are JSON Lines documents."""
+    import sys
+
+    from gangsim.load.importers import Stats, records
+
+    stats = Stats()
+    docs = [Document(label, file_index, i, i, data, "jsonl") for i, data in enumerate(records(kind, [path], stats=stats), start=1)]
+    for note in stats.notes:
+        sys.stderr.write(f"gangsim: {label}: {note}\n")
+    return docs
+
+
 def read_documents(label: str, file_index: int) -> list[Document]:
     """All non-empty documents of one file, ``List`` items flattened."""
+    if not os.path.exists(label):
+        imported = _imported(label)
+        if imported is not None:
+            return _imported_documents(label, imported[0], imported[1], file_index)
     try:
         raw = Path(label).read_bytes()
     except OSError as exc:
