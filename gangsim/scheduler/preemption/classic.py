@@ -117,12 +117,20 @@ class Evaluator:
         n = len(potential)
         offset = int(self.rng.integers(n)) if self.rng is not None else 0
         wanted = self.num_candidates(n)
-        pdbs = PDBTracker(self.pdbs())
+        # nodes hosting no lower-priority pod offer no victims: known from the priority index
+        # without a dry run (on a cluster of equals that is every node)
+        hosts = {p.node_row for p in self.snapshot.assigned_below(pod.priority)}
+        pdbs: PDBTracker | None = None
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[int, tuple[Code, tuple[str, ...]]] = {}
         for i in range(n):
             row = potential[(offset + i) % n]
+            if row not in hosts:
+                statuses[row] = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+                continue
+            if pdbs is None:
+                pdbs = PDBTracker(self.pdbs())
             cand, status = self.select_victims_on_node(pod, row, pdbs)
             if cand is not None:
                 (non_violating if cand.num_pdb_violations == 0 else violating).append(cand)
