@@ -799,7 +799,9 @@ class _Pitfalls:
             if not g.is_gang:
                 continue
             flagged = False
-            for job in jobs:
+            # only a Job that is the group's sole member can keep it below minCount on its own
+            # (several Jobs, e.g. an SWF job split into full pods and a remainder, add up)
+            for job in jobs if len(g.members) == 1 else ():
                 if job.count < g.min_count:
                     flagged = True
                     self.warn(

@@ -97,6 +97,8 @@ WARNING_CASES = [
     pytest.param(docs(NODE, pg("pg", 4), job("j", 2)), [
             ('parallelism-below-min-count', 'Job ml/j', 'parallelism 2 is below gang.minCount 4 of its PodGroup ml/pg: the gang can never start; set parallelism to at least minCount (or lower minCount)'),
         ], id="parallelism-below-min-count"),
+    # an SWF-style split: full pods in one Job, the remainder in another, one PodGroup for both
+    pytest.param(docs(NODE, pg("pg", 3), job("j", 2), job("j-r", 1)), [], id="split-jobs-add-up"),
     pytest.param(
         docs(NODE, pg("pg", 4), job("j", 2), trace_events("- at: 1m\n  patch: {kind: Job, namespace: ml, name: j, spec: {parallelism: 4}}")),
         [], id="parallelism-patched-up-is-fine"),
