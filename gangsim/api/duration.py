@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-_UNITS_MS = {"ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000), "h": Fraction(3_600_000), "d": Fraction(86_400_000)}
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 
 
@@ -27,20 +27,24 @@ def parse_duration_ms(value: object) -> int:
     text = value.strip()
     if not text:
         raise DurationError("empty duration")
-    try:
-        seconds = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        pass
-    else:
+    if text.isascii() and text.isdigit():
+        return int(text) * 1000
+    if not text[-1].isalpha():  # no unit suffix: a plain (decimal, exponent or ratio) number of seconds
+        try:
+            seconds = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise DurationError("durations must be like 90s, 5m, 1h30m or a number of seconds") from None
         if seconds < 0:
             raise DurationError("durations must not be negative")
         return round(seconds * 1000)
     pos = 0
-    total = Fraction(0)
+    total: int | Fraction = 0
     for match in _PART.finditer(text):
         if match.start() != pos:
             break
-        total += Fraction(match[1]) * _UNITS_MS[match[2]]
+        number = match[1]
+        # Whole numbers stay ints (recorded traces carry millions of them); decimals stay exact.
+        total += (int(number) if number.isdigit() else Fraction(number)) * _UNITS_MS[match[2]]
         pos = match.end()
     if pos != len(text) or pos == 0:
         raise DurationError("durations must be like 90s, 5m, 1h30m or a number of seconds")

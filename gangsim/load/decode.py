@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import orjson
 
-from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, Source
+from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodSpec, Source
 from gangsim.api.quantity import PODS
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
 from gangsim.load.groups import decode_pod_group, decode_workload
 from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
-from gangsim.load.podspec import decode_pod_spec, resource_map
+from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
 
@@ -73,7 +73,7 @@ class Decoder:
     def __init__(self, priorities: Priorities, warnings: Warnings) -> None:
         self.priorities = priorities
         self.warnings = warnings
-        self._specs: dict[bytes, object] = {}
+        self._specs: dict[bytes, PodSpec] = {}
         self._decoders: dict[str, Callable[[Obj, Meta, Source], object]] = {
             "Node": self._node,
             "NodePool": self._node_pool,
@@ -151,14 +151,25 @@ class Decoder:
 
     def _pod(self, doc: Obj, meta: Meta, source: Source) -> Pod:
         doc.check_keys(_TOP)
-        spec_obj = doc.obj("spec", req=True)
-        # Recorded traces repeat identical specs: decode each distinct (spec, labels, times) once.
-        key = orjson.dumps((spec_obj.d, meta.labels, meta.times), option=orjson.OPT_SORT_KEYS, default=str)
+        spec = self._pod_spec(doc.obj("spec", req=True), meta.labels, meta.times)
+        return Pod(meta.namespace, meta.name, spec, source=source)
+
+    def _pod_spec(self, spec_obj: Obj, labels: dict[str, str], times: dict[str, int]) -> PodSpec:
+        """Recorded and imported traces repeat identical specs that differ only in their PodGroup
+        and their durations: decode each distinct (spec, labels) once, then set those two."""
+        raw = spec_obj.d
+        shape = {k: v for k, v in raw.items() if k != "schedulingGroup"} if "schedulingGroup" in raw else raw
+        key = orjson.dumps((shape, labels), option=orjson.OPT_SORT_KEYS, default=str)
         spec = self._specs.get(key)
         if spec is None:
-            spec = decode_pod_spec(spec_obj, labels=meta.labels, times=meta.times, priorities=self.priorities)
+            spec = decode_pod_spec(spec_obj, labels=labels, times=times, priorities=self.priorities)
             self._specs[key] = spec
-        return Pod(meta.namespace, meta.name, spec, source=source)
+            return spec
+        group = scheduling_group_name(spec_obj)
+        own = per_pod_times(times)
+        if group != spec.scheduling_group or any(getattr(spec, k) != v for k, v in own.items()):
+            spec = replace(spec, scheduling_group=group, **own)
+        return spec
 
     def _job(self, doc: Obj, meta: Meta, source: Source) -> Job:
         doc.check_keys(_TOP)
@@ -180,7 +191,7 @@ class Decoder:
         if tmeta is not None:
             labels = tmeta.labels("labels")
             times = gangsim_annotations(tmeta, "template")
-        pod_spec = decode_pod_spec(template.obj("spec", req=True), labels=labels, times=inherit_times(meta.times, times), priorities=self.priorities)
+        pod_spec = self._pod_spec(template.obj("spec", req=True), labels, inherit_times(meta.times, times))
         return Job(meta.namespace, meta.name, parallelism, pod_spec, source, pod_creation_interval_ms=meta.times.get(POD_CREATION_INTERVAL, 0))
 
     def _pdb(self, doc: Obj, meta: Meta, source: Source) -> PodDisruptionBudget:

@@ -136,11 +136,6 @@ def decode_pod_spec(spec: Obj, *, labels: dict[str, str], times: dict[str, int],
 
     class_name, priority, pc = priorities.resolve(spec, what="pod")
     grace = spec.int("terminationGracePeriodSeconds", lo=0)
-    group = spec.obj("schedulingGroup")
-    group_name = ""
-    if group is not None:
-        group.check_keys({"podGroupName"})
-        group_name = check_name(group, "podGroupName", "subdomain", req=False)
     return PodSpec(
         requests=requests,
         nonzero_milli_cpu=nz.get(CPU, 0),
@@ -154,13 +149,29 @@ def decode_pod_spec(spec: Obj, *, labels: dict[str, str], times: dict[str, int],
         preemption_policy=priorities.preemption_policy(spec, pc),
         scheduler_name=spec.str("schedulerName", DEFAULT_SCHEDULER),
         node_name=check_name(spec, "nodeName", "subdomain", req=False),
-        scheduling_group=group_name,
+        scheduling_group=scheduling_group_name(spec),
         scheduling_gates=_gates(spec),
         termination_grace_ms=DEFAULT_TERMINATION_GRACE_MS if grace is None else grace * 1000,
-        duration_ms=times.get(DURATION),
-        checkpoint_interval_ms=times.get(CHECKPOINT_INTERVAL),
-        rendezvous_timeout_ms=times.get(RENDEZVOUS_TIMEOUT),
+        **per_pod_times(times),
     )
+
+
+def scheduling_group_name(spec: Obj) -> str:
+    """``spec.schedulingGroup.podGroupName`` ("" without one)."""
+    group = spec.obj("schedulingGroup")
+    if group is None:
+        return ""
+    group.check_keys({"podGroupName"})
+    return check_name(group, "podGroupName", "subdomain", req=False)
+
+
+def per_pod_times(times: dict[str, int]) -> dict[str, int | None]:
+    """The PodSpec fields the gangsim.dev annotations set."""
+    return {
+        "duration_ms": times.get(DURATION),
+        "checkpoint_interval_ms": times.get(CHECKPOINT_INTERVAL),
+        "rendezvous_timeout_ms": times.get(RENDEZVOUS_TIMEOUT),
+    }
 
 
 def _gates(spec: Obj) -> tuple[str, ...]:
