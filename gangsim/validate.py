@@ -49,12 +49,20 @@ from gangsim.api.trace import Op, Trace
 from gangsim.errors import FieldError, InputError, invalid
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.decode import Decoder, Warnings
-from gangsim.load.documents import Document, _flatten_lists, _jsonl_documents, _text, _yaml_documents, expand_paths, read_documents
+from gangsim.load.documents import (
+    Document,
+    _flatten_lists,
+    _jsonl_documents,
+    _text,
+    _yaml_documents,
+    expand_paths,
+    read_documents,
+)
 from gangsim.load.events import Collected, RawEvent, _duration, _item, collect
 from gangsim.load.fields import Obj, shown
-from gangsim.load.meta import API_VERSIONS, REMOVE_AT, check_type
+from gangsim.load.meta import API_VERSIONS, check_type
 from gangsim.load.priority import Priorities
-from gangsim.load.trace import _AFTER_EXPANSION, _Replay, _single_config, settle_arrival
+from gangsim.load.trace import _Replay, _single_config, decode_create
 
 ERROR = "error"
 WARNING = "warning"
@@ -468,25 +476,15 @@ class _Validator:
             if ev.seq in self._failed_classes:
                 continue
             try:
-                decoded = decoder.decode(ev.raw, ev.source)
-                ev.decoded = decoded
-                ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
-                times = decoded.meta.times
-                settle_arrival(ev, times)
+                removal = decode_create(ev, decoder, seq=len(collected.events) + len(out) + 1)
             except InputError as exc:
                 if not self.broken.cascade(exc):
                     self.error(exc)
                 self.broken.add_raw(ev.raw)
                 continue
             out.append(ev)
-            if REMOVE_AT in times:
-                out.append(
-                    RawEvent(
-                        times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,
-                        kind=ev.kind, namespace=ev.namespace, name=ev.name,
-                        seq=len(collected.events) + len(out), generated_by=ev.seq,
-                    )
-                )  # fmt: skip
+            if removal is not None:
+                out.append(removal)
         out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
         return out
 

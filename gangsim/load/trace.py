@@ -141,23 +141,28 @@ def _decode_creates(collected: Collected, decoder: Decoder) -> list[RawEvent]:
     out: list[RawEvent] = []
     for ev in collected.events:
         out.append(ev)
-        if ev.op is not Op.CREATE:
-            continue
-        decoded = decoder.decode(ev.raw, ev.source)
-        ev.decoded = decoded
-        ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
-        times = decoded.meta.times
-        settle_arrival(ev, times)
-        if REMOVE_AT in times:
-            out.append(
-                RawEvent(
-                    times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,
-                    kind=ev.kind, namespace=ev.namespace, name=ev.name,
-                    seq=len(collected.events) + len(out), generated_by=ev.seq,
-                )
-            )  # fmt: skip
+        if ev.op is Op.CREATE:
+            removal = decode_create(ev, decoder, seq=len(collected.events) + len(out))
+            if removal is not None:
+                out.append(removal)
     out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
     return out
+
+
+def decode_create(ev: RawEvent, decoder: Decoder, *, seq: int) -> RawEvent | None:
+    """Decode a CREATE in place (object, key, arrival time); the remove-at DELETE it implies
+    (numbered ``seq``), if any."""
+    decoded = decoder.decode(ev.raw, ev.source)
+    ev.decoded = decoded
+    ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
+    times = decoded.meta.times
+    settle_arrival(ev, times)
+    if REMOVE_AT not in times:
+        return None
+    return RawEvent(
+        times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,
+        kind=ev.kind, namespace=ev.namespace, name=ev.name, seq=seq, generated_by=ev.seq,
+    )  # fmt: skip
 
 
 def _annotation_error(ev: RawEvent, key: str, detail: str) -> InputError:
