@@ -46,7 +46,7 @@ from gangsim.api.objects import (
 )
 from gangsim.api.quantity import format_amount
 from gangsim.api.trace import Op, Trace
-from gangsim.errors import FieldError, InputError, invalid
+from gangsim.errors import FieldError, InputError
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.decode import Decoder, Warnings
 from gangsim.load.documents import (
@@ -58,8 +58,8 @@ from gangsim.load.documents import (
     expand_paths,
     read_documents,
 )
-from gangsim.load.events import Collected, RawEvent, _duration, _item, collect
-from gangsim.load.fields import Obj, shown
+from gangsim.load.events import Collected, RawEvent, collect, trace_header, trace_item
+from gangsim.load.fields import Obj
 from gangsim.load.meta import API_VERSIONS, check_type
 from gangsim.load.priority import Priorities
 from gangsim.load.trace import _Replay, _single_config, decode_create
@@ -397,24 +397,10 @@ class _Validator:
 
     def _collect_trace(self, doc: Document, out: Collected) -> None:
         """``events._trace``, but a bad event item does not hide the items after it."""
-        o = Obj(doc.data, "", doc.line)
-        name = "Trace"
-        try:
-            meta = o.obj("metadata")
-            if meta is not None and meta.raw("name"):
-                name = f"Trace {meta.str('name')}"
-                out.trace_names.append(meta.str("name"))
-            o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon"})
-            if "horizon" in o:
-                out.horizons.append(_duration(o, "horizon"))
-            items = list(o.items("events"))
-        except InputError as exc:
-            raise exc.located(file=doc.file, line=doc.line, obj=name) from None
+        name, items = trace_header(doc, out)
         for i, (item, path, line) in enumerate(items):
             try:
-                if not isinstance(item, Mapping):
-                    raise InputError(invalid(path, shown(item), "must be an object with `at` and one of create, patch, delete"), line=line)
-                _item(Obj(item, path, line), name, (doc.file_index, doc.index, i), Source(doc.file, line, doc.index), out)
+                trace_item(doc, name, i, item, path, line, out)
             except InputError as exc:
                 self.error(exc.located(file=doc.file, line=doc.line, obj=name))
                 if isinstance(item, Mapping):

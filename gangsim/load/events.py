@@ -77,6 +77,16 @@ def collect(doc: Document, out: Collected) -> None:
 
 
 def _trace(doc: Document, source: Source, out: Collected) -> None:
+    name, items = trace_header(doc, out)
+    try:
+        for i, (item, path, line) in enumerate(items):
+            trace_item(doc, name, i, item, path, line, out)
+    except InputError as exc:
+        raise exc.located(file=doc.file, line=doc.line, obj=name) from None
+
+
+def trace_header(doc: Document, out: Collected) -> tuple[str, list[tuple[object, str, int | None]]]:
+    """A Trace document's name (for messages) and its event items; its settings go to ``out``."""
     o = Obj(doc.data, "", doc.line)
     name = "Trace"
     try:
@@ -87,12 +97,16 @@ def _trace(doc: Document, source: Source, out: Collected) -> None:
         o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon"})
         if "horizon" in o:
             out.horizons.append(_duration(o, "horizon"))
-        for i, (item, path, line) in enumerate(o.items("events")):
-            if not isinstance(item, Mapping):
-                raise InputError(invalid(path, shown(item), "must be an object with `at` and one of create, patch, delete"), line=line)
-            _item(Obj(item, path, line), name, (doc.file_index, doc.index, i), Source(doc.file, line, doc.index), out)
+        return name, list(o.items("events"))
     except InputError as exc:
         raise exc.located(file=doc.file, line=doc.line, obj=name) from None
+
+
+def trace_item(doc: Document, name: str, index: int, item: object, path: str, line: int | None, out: Collected) -> None:
+    """One ``events[i]`` of a Trace document."""
+    if not isinstance(item, Mapping):
+        raise InputError(invalid(path, shown(item), "must be an object with `at` and one of create, patch, delete"), line=line)
+    _item(Obj(item, path, line), name, (doc.file_index, doc.index, index), Source(doc.file, line, doc.index), out)
 
 
 def _duration(o: Obj, key: str) -> int:

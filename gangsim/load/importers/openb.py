@@ -143,18 +143,22 @@ def _rows(path: str, expected: tuple[tuple[str, ...], ...], what: str) -> Iterat
             raise InputError(f"malformed CSV: {exc}", file=path, line=reader.line_num) from None
 
 
+def _name_cpu_memory(row: list[str], path: str, line: int, seen: set[str], what: str, name_column: str) -> tuple[str, str | None, int, int]:
+    """The first three columns every openb table starts with: a unique name, cpu milli, memory MiB."""
+    name = row[0].strip()
+    obj = f"{what} {name}" if name else None
+    if not name:
+        raise field_error(path, line, obj, name_column, "", "must not be empty")
+    if name in seen:
+        raise field_error(path, line, obj, name_column, name, f"duplicate {what} name")
+    seen.add(name)
+    return name, obj, parse_int(row[1], path, line, obj, "cpu_milli"), parse_int(row[2], path, line, obj, "memory_mib")
+
+
 def _node_docs(path: str, stats: Stats) -> Iterator[dict]:
     seen: set[str] = set()
     for line, row, _ in _rows(path, (NODE_COLUMNS,), "node"):
-        name = row[0].strip()
-        obj = f"node {name}" if name else None
-        if not name:
-            raise field_error(path, line, obj, "sn", "", "must not be empty")
-        if name in seen:
-            raise field_error(path, line, obj, "sn", name, "duplicate node name")
-        seen.add(name)
-        cpu = parse_int(row[1], path, line, obj, "cpu_milli")
-        mem = parse_int(row[2], path, line, obj, "memory_mib")
+        name, obj, cpu, mem = _name_cpu_memory(row, path, line, seen, "node", "sn")
         gpus = parse_int(row[3], path, line, obj, "gpu")
         model = row[4].strip()
         alloc: dict[str, str] = {"cpu": cpu_quantity(cpu), "memory": mib_quantity(mem)}
@@ -187,15 +191,7 @@ def _pod_rows(path: str, options: ImportOptions, stats: Stats) -> list[tuple]:
     for line, row, columns in _rows(path, (POD_COLUMNS, POD_COLUMNS_SHORT), "pod"):
         if options.limit is not None and len(out) >= options.limit:
             break
-        name = row[0].strip()
-        obj = f"pod {name}" if name else None
-        if not name:
-            raise field_error(path, line, obj, "name", "", "must not be empty")
-        if name in seen:
-            raise field_error(path, line, obj, "name", name, "duplicate pod name")
-        seen.add(name)
-        cpu = parse_int(row[1], path, line, obj, "cpu_milli")
-        mem = parse_int(row[2], path, line, obj, "memory_mib")
+        name, obj, cpu, mem = _name_cpu_memory(row, path, line, seen, "pod", "name")
         num_gpu = parse_int(row[3], path, line, obj, "num_gpu")
         gpu_milli = parse_int(row[4], path, line, obj, "gpu_milli")
         if gpu_milli > 1000:
