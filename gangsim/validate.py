@@ -312,12 +312,7 @@ class _Validator:
             if ev.op is not Op.CREATE and self.broken.covers(ev.kind, ev.namespace, ev.name):
                 continue
             try:
-                if ev.op is Op.CREATE:
-                    replay.create(ev)
-                elif ev.op is Op.PATCH:
-                    replay.patch(ev)
-                else:
-                    replay.delete(ev)
+                replay.apply(ev)
             except InputError as exc:
                 self.error(exc)
         name = collected.trace_names[0] if collected.trace_names else (Path(files[0]).stem if files else "trace")

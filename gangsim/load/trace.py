@@ -190,13 +190,16 @@ class _Replay:
 
     def run(self, events: list[RawEvent]) -> list[TraceEvent]:
         for ev in events:
-            if ev.op is Op.CREATE:
-                self.create(ev)
-            elif ev.op is Op.PATCH:
-                self.patch(ev)
-            else:
-                self.delete(ev)
+            self.apply(ev)
         return self.out
+
+    def apply(self, ev: RawEvent) -> None:
+        if ev.op is Op.CREATE:
+            self.create(ev)
+        elif ev.op is Op.PATCH:
+            self.patch(ev)
+        else:
+            self.delete(ev)
 
     def emit(self, ev: RawEvent, op: Op, kind: str, namespace: str, name: str, obj: object, order: tuple[int, ...]) -> None:
         self.out.append(TraceEvent(ev.at_ms, op, kind, namespace, name, obj, ev.source, order))
