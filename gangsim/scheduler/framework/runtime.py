@@ -276,7 +276,7 @@ class Framework:
             return entry
         elif entry.log_epoch == nodes.touch_epoch and len(nodes.touched) - entry.log_pos <= 64:
             # rows touched since the last refresh, from the node table's change log
-            changed = np.unique(np.asarray(nodes.touched[entry.log_pos :], dtype=np.int64))
+            changed = np.array(sorted(set(nodes.touched[entry.log_pos :])), dtype=np.int64)  # ≤ 64 ints: cheaper than np.unique
             self.batch_hits += 1
         else:
             changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
