@@ -46,3 +46,80 @@ def test_gang_cycles_reuse_the_signature_cache():
     pods = sum(1 for p in log.pods if p.bound_ms is not None)
     assert pods == 800
     assert log.counters["filter_rows_computed"] <= 500 + 4 * pods
+
+
+def _congested_trace(tmp_path: Path, seed: int) -> Path:
+    """Large gangs, two priorities and node failures on a small cluster: most PodGroup cycles
+    fail, many with some pods placed first, and preemption re-runs the group algorithm."""
+    from gangsim.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
+
+    spec = GeneratorSpec(
+        seed=seed,
+        pools=(PoolSpec("a", 24, gpus=8), PoolSpec("b", 8, gpus=4)),
+        jobs=30,
+        hours=2,
+        gang_sizes=((1, 0.3), (4, 0.3), (12, 0.2), (24, 0.2)),
+        gpus_per_pod=((1, 0.3), (4, 0.3), (8, 0.4)),
+        priorities=(("low", 0, 0.6), ("high", 1000, 0.4)),
+        duration_median_s=3600,
+        node_failures=4,
+    )
+    path = tmp_path / f"congested-{seed}.jsonl"
+    with path.open("wb") as out:
+        write_jsonl(generate(spec), out)
+    return path
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_doomed_group_cycles_are_decided_without_filter_and_identically(seed, tmp_path, monkeypatch):
+    """``doomed_by_capacity`` replays a failed pass on counts: the reports must be the bytes of
+    the pass run pod by pod, and the congested trace must actually exercise it."""
+    import gangsim.scheduler.schedule_podgroup as spg
+
+    trace = load_trace([_congested_trace(tmp_path, seed)])
+    real = spg.doomed_by_capacity
+    decided = []
+
+    def counting(*args, **kwargs):
+        result = real(*args, **kwargs)
+        decided.append(result is not None)
+        return result
+
+    monkeypatch.setattr(spg, "doomed_by_capacity", counting)
+    on = report_bytes(trace, "gang", tmp_path, "on")
+    monkeypatch.setattr(spg, "doomed_by_capacity", lambda *args, **kwargs: None)
+    off = report_bytes(trace, "gang", tmp_path, "off")
+    assert sum(decided) >= 50
+    assert on == off
+
+
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut, monkeypatch):
+    """3 eight-GPU nodes, two taken by a running gang; a gang of 4 whole-node pods: one pod fits,
+    the next fails and PlacementFeasible says "1 scheduled, 2 remaining": decided from counts
+    or pod by pod, the same message, and nothing bound."""
+    import sys
+
+    import gangsim.scheduler.schedule_podgroup as spg
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from builders import create, make_group, make_job, make_node, make_trace, run
+
+    if not shortcut:
+        monkeypatch.setattr(spg, "doomed_by_capacity", lambda *args, **kwargs: None)
+    trace = make_trace(
+        *(create(make_node(f"n{i}", cpu=8, gpus=8, memory_gi=64)) for i in range(3)),
+        create(make_group("first", 2)),
+        create(make_job("first", 2, cpu=1, gpus=8, group="first", duration_s=3600)),
+        create(make_group("second", 4), at_s=10),
+        create(make_job("second", 4, cpu=1, gpus=8, group="second", duration_s=600), at_s=10),
+        horizon_s=60,
+    )
+    log = run(trace, "gang")
+    bound = sorted(p.pod for p in log.pods if p.bound_ms is not None)
+    assert bound == ["default/first-0", "default/first-1"]
+    group_messages = {m for k, o, m in zip(log.ev_kind, log.ev_object, log.ev_message) if k == "PodGroup" and o == "default/second"}
+    # §8.5 path 3: workload-aware preemption's verdict is appended
+    assert group_messages == {"minCount (4) cannot be satisfied: 1 scheduled, 2 remaining, No preemption victims found for incoming preemptor"}
+    assert log.podgroup_attempts.get("scheduled") == 1
+    assert log.podgroup_attempts.get("unschedulable", 0) >= 1

@@ -107,6 +107,8 @@ class Framework:
             names.NODE_RESOURCES_BALANCED_ALLOCATION: BalancedAllocation(snapshot, profile.balanced_resources),
         }
         self.scorers = [(candidates[n], w) for n, w in profile.score_weights.items() if w > 0 and n in candidates]
+        dynamic = {p.NAME for p in self.dynamic_filters}
+        self._capacity_is_resource_fit = names.NODE_RESOURCES_FIT in dynamic and dynamic <= {names.NODE_RESOURCES_FIT, names.INTER_POD_AFFINITY}
         self.next_start_index = 0
         self._static_cache: dict[tuple, tuple[int, np.ndarray, np.ndarray]] = {}
         self._signatures: dict[tuple, SignatureEntry] = {}
@@ -389,6 +391,43 @@ class Framework:
             return ScheduleResult(int(feasible[0]), 1 + len(diagnosis.rows), 1), diagnosis
         scores = self.score(state, pod, feasible)
         return ScheduleResult(self.select_host(feasible, scores), len(feasible) + len(diagnosis.rows), len(feasible)), diagnosis
+
+    # ---- whole-cluster capacity ----------------------------------------------------------------
+    def capacity_without_filtering(self, pod: PodInfo) -> int | None:
+        """How many pods shaped like ``pod`` the live nodes can still take, when that is known
+        without running Filter pod by pod, and when placing them one at a time would leave the
+        rotating start index where it is (every search scans all nodes: no more feasible nodes
+        than ``numFeasibleNodesToFind``). None otherwise.
+
+        Exact because, with no pod affinity and no nominated pods in play, a node's feasibility
+        is its static codes and NodeResourcesFit, and each pod placed on a node lowers the number
+        of such pods that node can still take by exactly one, whatever the order."""
+        if not self._capacity_is_resource_fit or not pod.signature or self.rng is not None or not len(pod.fit_cols):
+            return None
+        if self.snapshot.affinity_pods or pod.nominated_row != NO_NODE:
+            return None
+        if self.nominator is not None and self.nominator.rows():
+            return None
+        nodes = self.snapshot.nodes
+        order = nodes.order
+        n = len(order)
+        if n == 0:
+            return None
+        static_codes, _ = self._static_codes(pod)
+        free = nodes.free[order][:, pod.fit_cols]
+        per_node = (free // pod.fit_amounts).min(axis=1)  # fit_amounts > 0: the non-zero requests and one pod slot
+        per_node[static_codes[order] != 0] = 0
+        np.maximum(per_node, 0, out=per_node)
+        if np.count_nonzero(per_node) > num_feasible_nodes_to_find(self.percentage, n):
+            return None
+        return int(per_node.sum())
+
+    def account_full_scans(self, pods: int) -> None:
+        """What ``pods`` Filter passes over every node do to the search state (see above)."""
+        if pods:
+            n = len(self.snapshot.nodes.order)
+            self.next_start_index %= n  # (start + n) % n
+            self.filter_rows_evaluated += pods * n
 
     def fits_on(self, state: CycleState, pod: PodInfo, row: int) -> bool:
         """Filter (with nominated pods) on one row: preemption's re-checks."""
