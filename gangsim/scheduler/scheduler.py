@@ -171,14 +171,16 @@ class Scheduler:
     def pre_enqueue(self, e: QueuedEntity) -> Status | None:
         """SchedulingGates, then GangScheduling; a group entity is gated if any pod is (§4.4)."""
         status = None
+        admitted_group = ""  # the gang gate depends only on the group: ask it once per entity
         for pod in e.pods:
             if pod.spec.scheduling_gates:
                 status = Status.unresolvable(SCHEDULING_GATES_MSG.format(" ".join(pod.spec.scheduling_gates)), plugin=names.SCHEDULING_GATES)
                 break
-            if self.policy.gang_pre_enqueue and pod.group_key:
+            if self.policy.gang_pre_enqueue and pod.group_key and pod.group_key != admitted_group:
                 status = gangscheduling.pre_enqueue(self.group_states.get(pod.group_key), pod.spec.scheduling_group)
                 if status is not None:
                     break
+                admitted_group = pod.group_key
         if status is not None:
             for pod in e.pods:
                 self._tell_gated(pod, status.message)
