@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks import shapes
 from gangsim.load import load_trace
@@ -123,3 +125,44 @@ def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut, monkeypatc
     assert group_messages == {"minCount (4) cannot be satisfied: 1 scheduled, 2 remaining, No preemption victims found for incoming preemptor"}
     assert log.podgroup_attempts.get("scheduled") == 1
     assert log.podgroup_attempts.get("unschedulable", 0) >= 1
+
+
+def _log_facts(log) -> tuple:
+    """Everything a report is built from, except wall-clock timings and work counters."""
+    return (
+        list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
+        list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
+        log.pods, log.gangs, log.victims, log.podgroup_attempts,
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits"))},
+    )  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.lists(st.integers(1, 8), min_size=1, max_size=6),
+    gangs=st.lists(
+        st.tuples(st.integers(1, 6), st.integers(1, 4), st.sampled_from((0, 100)), st.integers(0, 30), st.sampled_from(("single", "all"))),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_doomed_passes_decided_from_counts_match_the_pod_by_pod_pass(nodes, gangs):
+    """Random clusters and single-shape gangs (pods, cpu, priority, arrival, disruption mode):
+    the replay with ``doomed_by_capacity`` records exactly what the pod-by-pod pass records."""
+    import gangsim.scheduler.schedule_podgroup as spg
+    from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace
+
+    events = [create(make_node(f"n{i}", cpu=cpu, gpus=cpu)) for i, cpu in enumerate(nodes)]
+    for g, (pods, cpu, priority, at_s, mode) in enumerate(gangs):
+        name = f"g{g}"
+        events.append(create(make_group(name, pods, priority=priority, mode=mode), at_s))
+        events.append(create(make_job(name, pods, cpu=cpu, gpus=cpu, priority=priority, group=name, duration_s=60, grace_s=5), at_s))
+    trace = make_trace(*events, config=NO_BACKOFF, horizon_s=600)
+    real = spg.doomed_by_capacity
+    try:
+        with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
+        spg.doomed_by_capacity = lambda *args, **kwargs: None
+        pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True))
+    finally:
+        spg.doomed_by_capacity = real
+    assert with_counts == pod_by_pod
