@@ -162,21 +162,18 @@ def doomed_by_capacity(fw: Framework, pods: list[PodInfo], min_count: int, sched
     capacity = fw.capacity_without_filtering(pods[0])
     if capacity is None:
         return None
-    progress = Progress(remaining=len(pods), scheduled=scheduled0)
-    result = GroupResult(None)
-    status: Status | None = None
-    filtered = 0
-    for i in range(len(pods)):
-        result.evaluated += 1
-        if i <= capacity:
-            filtered += 1  # the ones that fit, and the first that does not; later twins are pruned
-        progress.remaining -= 1
-        if i < capacity:
-            progress.scheduled += 1
-        status = placement_feasible(min_count, progress)
-        if status is not None and status.code == Code.UNSCHEDULABLE:
-            break
-    final = _final_status(status, progress.scheduled > scheduled0)
+    # The pass on counts: pod i < capacity is placed; from pod ``capacity`` on every pod fails, and
+    # PlacementFeasible stops the pass after pod i once scheduled + remaining < minCount, i.e. at
+    # i = max(capacity, scheduled0 + capacity + len(pods) - minCount), if that is a pod.
+    total = len(pods)
+    stop_after = max(capacity, scheduled0 + capacity + total - min_count)
+    evaluated = stop_after + 1 if stop_after < total else total
+    placed = min(capacity, evaluated)
+    progress = Progress(remaining=total - evaluated, scheduled=scheduled0 + placed)
+    status = placement_feasible(min_count, progress)
+    result = GroupResult(None, evaluated=evaluated)
+    filtered = min(evaluated, capacity + 1)  # the ones that fit and the first that does not; its twins are pruned
+    final = _final_status(status, placed > 0)
     if final is None:
         return None
     fw.account_full_scans(filtered)

@@ -39,10 +39,10 @@ class PodInfo:
     terminating: bool = False  # DisruptionTarget set by preemption, deletion pending
     signature: tuple = ()  # opportunistic-batching signature (KEP-5598); () = unsignable
     static_key: tuple = ()  # inputs of the node-static filters and scores
+    key: str = field(init=False, default="")  # "<namespace>/<name>", built once: read per attempt
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
 
     @property
     def labels(self) -> dict[str, str]:
