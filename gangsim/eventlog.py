@@ -65,6 +65,19 @@ class GangState(StrEnum):
 
 # reasons whose word-for-word repeats for the same object are recorded once
 _AGGREGATED = frozenset({EventReason.FAILED_SCHEDULING, EventReason.GATED, EventReason.UNSCHEDULABLE, EventReason.SCHEDULER_ERROR})
+# client-go's EventAggregator (tools/record/events_cache.go, defaults): once an object has had 10
+# distinct messages for one reason, each within 10 minutes of the previous, they are combined into
+# one event, "(combined from similar events): <message>", which later ones only update.
+SIMILAR_EVENTS_MAX = 10
+SIMILAR_EVENTS_INTERVAL_MS = 600_000
+COMBINED_PREFIX = "(combined from similar events): "
+
+
+@dataclass(slots=True)
+class _Similar:
+    last_ms: int
+    messages: set[str] = field(default_factory=set)
+    combined: bool = False
 
 
 @dataclass(slots=True)
@@ -154,24 +167,46 @@ class EventLog:
     podgroup_attempts: dict[str, int] = field(default_factory=dict)  # result -> count
     timings: dict[str, list[float]] = field(default_factory=dict)  # seconds of wall time, not in reports by default
     _last_failure: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    _similar: dict[tuple[str, str, str], _Similar] = field(default_factory=dict)
 
     def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
         if reason in _AGGREGATED:
             # like the Kubernetes event recorder, a failure repeated word for word is one event
             # (attempts are still counted in pods.scheduling_attempts)
             key = (kind, obj)
-            if self._last_failure.get(key) == (reason, message):
+            repeated = self._last_failure.get(key) == (reason, message)
+            self._last_failure[key] = (reason, message)
+            recorded = self._combine_similar(t_ms, kind, obj, reason, message)
+            if repeated or not recorded:
                 self.count("events_aggregated")
                 return
-            self._last_failure[key] = (reason, message)
+            message = recorded
         elif reason == EventReason.SCHEDULED:
             self._last_failure.pop((kind, obj), None)
+            for similar_reason in _AGGREGATED:
+                self._similar.pop((kind, obj, similar_reason), None)
         self.ev_t_ms.append(t_ms)
         self.ev_kind.append(kind)
         self.ev_object.append(obj)
         self.ev_node.append(node)
         self.ev_reason.append(reason)
         self.ev_message.append(message)
+
+    def _combine_similar(self, t_ms: int, kind: str, obj: str, reason: str, message: str) -> str:
+        """The message to record, or "" when the event only updates an earlier combined one."""
+        key = (kind, obj, reason)
+        similar = self._similar.get(key)
+        if similar is None or t_ms - similar.last_ms > SIMILAR_EVENTS_INTERVAL_MS:
+            similar = self._similar[key] = _Similar(t_ms)
+        similar.last_ms = t_ms
+        if similar.combined:
+            return ""
+        similar.messages.add(message)
+        if len(similar.messages) < SIMILAR_EVENTS_MAX:
+            return message
+        similar.combined = True
+        similar.messages.clear()
+        return COMBINED_PREFIX + message
 
     def timeline(self, t_ms: int, total: int, allocated: int, busy: int, pending: int, pending_gpu: int) -> None:
         """Record the GPU state from ``t_ms`` on; a later sample at the same instant replaces it."""
