@@ -73,12 +73,6 @@ SIMILAR_EVENTS_INTERVAL_MS = 600_000
 COMBINED_PREFIX = "(combined from similar events): "
 
 
-@dataclass(slots=True)
-class _Similar:
-    last_ms: int
-    messages: set[str] = field(default_factory=set)
-    combined: bool = False
-
 
 @dataclass(slots=True)
 class PodRecord:
@@ -167,7 +161,9 @@ class EventLog:
     podgroup_attempts: dict[str, int] = field(default_factory=dict)  # result -> count
     timings: dict[str, list[float]] = field(default_factory=dict)  # seconds of wall time, not in reports by default
     _last_failure: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    _similar: dict[tuple[str, str, str], _Similar] = field(default_factory=dict)
+    # (kind, object, reason) -> [time of the last such event, its distinct messages so far, or
+    # None once they were combined]: kept small, one per pending pod
+    _similar: dict[tuple[str, str, str], list] = field(default_factory=dict)
 
     def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
         if reason in _AGGREGATED:
@@ -196,16 +192,17 @@ class EventLog:
         """The message to record, or "" when the event only updates an earlier combined one."""
         key = (kind, obj, reason)
         similar = self._similar.get(key)
-        if similar is None or t_ms - similar.last_ms > SIMILAR_EVENTS_INTERVAL_MS:
-            similar = self._similar[key] = _Similar(t_ms)
-        similar.last_ms = t_ms
-        if similar.combined:
+        if similar is None or t_ms - similar[0] > SIMILAR_EVENTS_INTERVAL_MS:
+            similar = self._similar[key] = [t_ms, ()]
+        similar[0] = t_ms
+        messages = similar[1]
+        if messages is None:
             return ""
-        similar.messages.add(message)
-        if len(similar.messages) < SIMILAR_EVENTS_MAX:
+        if message not in messages:
+            messages = similar[1] = (*messages, message)
+        if len(messages) < SIMILAR_EVENTS_MAX:
             return message
-        similar.combined = True
-        similar.messages.clear()
+        similar[1] = None
         return COMBINED_PREFIX + message
 
     def timeline(self, t_ms: int, total: int, allocated: int, busy: int, pending: int, pending_gpu: int) -> None:

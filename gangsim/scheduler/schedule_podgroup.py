@@ -149,7 +149,7 @@ def doomed_by_capacity(fw: Framework, pods: list[PodInfo], min_count: int, sched
     """The failed outcome of the pass, known without running it, or None.
 
     When every queued pod has one signature and the framework can count how many such pods the
-    cluster still takes (``capacity_without_filtering``), the pass is fixed: the first
+    cluster still takes (``capacity_below``), the pass is fixed: the first
     ``capacity`` pods in pod order find a node, the next fails Filter and its twins are pruned.
     A failed pass reverts its tentative placements and shows only PlacementFeasible's counts, so
     it can be replayed on counts alone; a successful one must run for real (its placements
@@ -159,7 +159,8 @@ def doomed_by_capacity(fw: Framework, pods: list[PodInfo], min_count: int, sched
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
-    capacity = fw.capacity_without_filtering(pods[0])
+    # the pass reaches minCount exactly when the cluster takes minCount - scheduled0 more pods
+    capacity = fw.capacity_below(pods[0], min_count - scheduled0)
     if capacity is None:
         return None
     # The pass on counts: pod i < capacity is placed; from pod ``capacity`` on every pod fails, and

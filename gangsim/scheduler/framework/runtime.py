@@ -393,34 +393,31 @@ class Framework:
         return ScheduleResult(self.select_host(feasible, scores), len(feasible) + len(diagnosis.rows), len(feasible)), diagnosis
 
     # ---- whole-cluster capacity ----------------------------------------------------------------
-    def capacity_without_filtering(self, pod: PodInfo) -> int | None:
-        """How many pods shaped like ``pod`` the live nodes can still take, when that is known
-        without running Filter pod by pod, and when placing them one at a time would leave the
-        rotating start index where it is (every search scans all nodes: no more feasible nodes
-        than ``numFeasibleNodesToFind``). None otherwise.
+    def capacity_below(self, pod: PodInfo, enough: int) -> int | None:
+        """How many pods shaped like ``pod`` the live nodes can still take, when that is fewer
+        than ``enough``, known without running Filter pod by pod, and when placing them one at a
+        time would leave the rotating start index where it is (every search scans all nodes: no
+        more feasible nodes than ``numFeasibleNodesToFind``). None otherwise.
 
         Exact because, with no pod affinity and no nominated pods in play, a node's feasibility
-        is its static codes and NodeResourcesFit, and each pod placed on a node lowers the number
+        is its signature's Filter code, and each pod placed on a feasible node lowers the number
         of such pods that node can still take by exactly one, whatever the order."""
-        if not self._capacity_is_resource_fit or not pod.signature or self.rng is not None or not len(pod.fit_cols):
+        if not self._capacity_is_resource_fit or self.rng is not None or not len(pod.fit_cols):
             return None
-        if self.snapshot.affinity_pods or pod.nominated_row != NO_NODE:
+        if pod.nominated_row != NO_NODE or (self.nominator is not None and self.nominator.rows()):
             return None
-        if self.nominator is not None and self.nominator.rows():
+        entry = self.signature_entry(pod)  # refreshed here as the pass itself would refresh it
+        if entry is None:
             return None
-        nodes = self.snapshot.nodes
-        order = nodes.order
-        n = len(order)
-        if n == 0:
-            return None
-        static_codes, _ = self._static_codes(pod)
-        free = nodes.free[order][:, pod.fit_cols]
-        per_node = (free // pod.fit_amounts).min(axis=1)  # fit_amounts > 0: the non-zero requests and one pod slot
-        per_node[static_codes[order] != 0] = 0
-        np.maximum(per_node, 0, out=per_node)
-        if np.count_nonzero(per_node) > num_feasible_nodes_to_find(self.percentage, n):
-            return None
-        return int(per_node.sum())
+        order = self.snapshot.nodes.order
+        if not len(order) or len(order) - entry.n_failed >= enough:
+            return None  # (n_failed never undercounts: at least that many feasible nodes)
+        rows = order[entry.codes[order] == 0]
+        if len(rows) >= enough or len(rows) > num_feasible_nodes_to_find(self.percentage, len(order)):
+            return None  # (every feasible node takes at least one pod)
+        free = self.snapshot.nodes.free[rows][:, pod.fit_cols]
+        capacity = int((free // pod.fit_amounts).min(axis=1).sum()) if len(rows) else 0  # fit_amounts > 0
+        return capacity if capacity < enough else None
 
     def account_full_scans(self, pods: int) -> None:
         """What ``pods`` Filter passes over every node do to the search state (see above)."""
