@@ -73,7 +73,6 @@ SIMILAR_EVENTS_INTERVAL_MS = 600_000
 COMBINED_PREFIX = "(combined from similar events): "
 
 
-
 @dataclass(slots=True)
 class PodRecord:
     pod: str

@@ -171,15 +171,11 @@ def doomed_by_capacity(fw: Framework, pods: list[PodInfo], min_count: int, sched
     evaluated = stop_after + 1 if stop_after < total else total
     placed = min(capacity, evaluated)
     progress = Progress(remaining=total - evaluated, scheduled=scheduled0 + placed)
-    status = placement_feasible(min_count, progress)
-    result = GroupResult(None, evaluated=evaluated)
-    filtered = min(evaluated, capacity + 1)  # the ones that fit and the first that does not; its twins are pruned
-    final = _final_status(status, placed > 0)
+    final = _final_status(placement_feasible(min_count, progress), placed > 0)
     if final is None:
         return None
-    fw.account_full_scans(filtered)
-    result.status = final
-    return result
+    fw.account_full_scans(min(evaluated, capacity + 1))  # the ones that fit and the first that does not; its twins are pruned
+    return GroupResult(final, evaluated=evaluated)
 
 
 def schedule_podgroup(sched: "Scheduler", e: QueuedEntity) -> None:

@@ -416,7 +416,7 @@ class Framework:
         if len(rows) >= enough or len(rows) > num_feasible_nodes_to_find(self.percentage, len(order)):
             return None  # (every feasible node takes at least one pod)
         free = self.snapshot.nodes.free[rows][:, pod.fit_cols]
-        capacity = int((free // pod.fit_amounts).min(axis=1).sum()) if len(rows) else 0  # fit_amounts > 0
+        capacity = int((free // pod.fit_amounts).min(axis=1).sum())  # fit_amounts > 0
         return capacity if capacity < enough else None
 
     def account_full_scans(self, pods: int) -> None:
