@@ -26,7 +26,7 @@ from gangsim.errors import InputError
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 TRACE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
 # Above this size a JSON file is not scanned for document start lines (errors then carry no line).
 _JSON_LINE_SCAN_LIMIT = 8 * 1024 * 1024
 
@@ -120,15 +120,16 @@ def read_documents(label: str, file_index: int) -> list[Document]:
     except OSError as exc:
         raise InputError(exc.strerror or str(exc), file=label) from None
     lower = label.lower()
-    if lower.endswith(_JSONL_SUFFIXES):
-        docs = list(_jsonl_documents(raw, label, file_index))
+    if lower.endswith(JSONL_SUFFIXES):
+        docs = list(jsonl_documents(raw, label, file_index))
         return docs  # a List on a JSON Lines line is reported as an unknown kind
     if lower.endswith(".json"):
-        return _flatten_lists(list(_json_documents(raw, label, file_index)), raw)
-    return _flatten_lists(list(_yaml_documents(_text(raw, label), label, file_index)))
+        return flatten_lists(list(_json_documents(raw, label, file_index)), raw)
+    return flatten_lists(list(yaml_documents(decode_text(raw, label), label, file_index)))
 
 
-def _text(raw: bytes, label: str) -> str:
+def decode_text(raw: bytes, label: str) -> str:
+    """A file's bytes as text (UTF-8, a BOM dropped); not UTF-8: ``InputError`` at the line of the first bad byte."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -139,7 +140,8 @@ def _text(raw: bytes, label: str) -> str:
 # --- YAML --------------------------------------------------------------------------------------
 
 
-def _yaml_documents(text: str, label: str, file_index: int) -> Iterator[Document]:
+def yaml_documents(text: str, label: str, file_index: int) -> Iterator[Document]:
+    """The mapping documents of a YAML text with their lines (a top-level sequence: one per item)."""
     loader = Loader(text)
     try:
         index = 0
@@ -265,7 +267,8 @@ def _json_starts(raw: bytes, inside: tuple[int, ...]) -> list[int]:
     return starts
 
 
-def _jsonl_documents(raw: bytes, label: str, file_index: int) -> Iterator[Document]:
+def jsonl_documents(raw: bytes, label: str, file_index: int) -> Iterator[Document]:
+    """One document per non-blank line, numbered (``index`` and ``line``) by its line."""
     for number, text in enumerate(raw.split(b"\n"), start=1):
         if not text.strip():
             continue
@@ -281,7 +284,7 @@ def _jsonl_documents(raw: bytes, label: str, file_index: int) -> Iterator[Docume
 # --- List --------------------------------------------------------------------------------------
 
 
-def _flatten_lists(docs: list[Document], raw: bytes | None = None) -> list[Document]:
+def flatten_lists(docs: list[Document], raw: bytes | None = None) -> list[Document]:
     """``kind: List`` documents become their items, in order, with fresh document indexes.
 
     One level only: a ``List`` inside a ``List`` is reported as an unknown kind later.
@@ -338,3 +341,18 @@ def _type_name(value: object) -> str:
     if value is None:
         return "null"
     return f"a {type(value).__name__}"
+
+
+__all__ = [
+    "JSONL_SUFFIXES",
+    "TRACE_SUFFIXES",
+    "Document",
+    "LDict",
+    "LList",
+    "decode_text",
+    "expand_paths",
+    "flatten_lists",
+    "jsonl_documents",
+    "read_documents",
+    "yaml_documents",
+]

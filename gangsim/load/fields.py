@@ -96,6 +96,16 @@ def line_of(container: object, key: str | int, default: int | None) -> int | Non
     return getattr(container, "line", None) or default
 
 
+def dig(raw: object, path: str) -> object:
+    """The value at a dotted field ``path`` (``spec.template.spec``) of raw data; None when a step is missing or no mapping."""
+    node: object = raw
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
 class Obj:
     """A raw mapping at a field path, with typed accessors that raise located field errors."""
 

@@ -78,16 +78,22 @@ def check_type(d: Mapping, line: int | None, *, allowed: frozenset[str] | None =
 
 def raw_ref(kind: str, d: Mapping) -> str:
     """How an error names a raw object before (or while) it is decoded: ``Pod ml/x`` or ``Pod``."""
+    key = raw_key(kind, d)
+    return kind if key is None else object_ref(*key)
+
+
+def raw_key(kind: str, d: Mapping) -> tuple[str, str, str] | None:
+    """``(kind, namespace, name)`` of a raw object as the loader keys it (namespace defaulted); None without a name."""
     meta = d.get("metadata")
     if not isinstance(meta, Mapping):
-        return kind
+        return None
     name = meta.get("name")
     if not isinstance(name, str) or not name:
-        return kind
+        return None
     namespace = meta.get("namespace") if kind in TRACE_NAMESPACED else ""
     if kind in TRACE_NAMESPACED and not (isinstance(namespace, str) and namespace):
         namespace = "default"
-    return object_ref(kind, namespace, name)
+    return kind, namespace, name
 
 
 def decode_meta(doc: Obj, kind: str, *, name_rule: str = "subdomain", name_max: int | None = None, warn=None) -> Meta:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from gangsim.api.objects import Pod, PodGroup, PriorityClass, Workload
 from gangsim.errors import FieldError, forbidden
 from gangsim.load.documents import LDict
-from gangsim.load.fields import Obj, immutable, line_of
+from gangsim.load.fields import Obj, dig, immutable, line_of
 from gangsim.load.meta import ARRIVAL, REMOVE_AT
 
 PATCH_KEYS = {"apiVersion", "kind", "namespace", "name", "metadata", "spec", "status"}
@@ -77,15 +77,6 @@ def patch_line(patch: Mapping, path: str, default: int | None) -> int | None:
     return line
 
 
-def _get(raw: Mapping, path: str) -> object:
-    node: object = raw
-    for part in path.split("."):
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(part)
-    return node
-
-
 def _first_diff(old: object, new: object, path: str) -> str | None:
     if old == new:
         return None
@@ -99,16 +90,16 @@ def _first_diff(old: object, new: object, path: str) -> str | None:
 
 def check_update(kind: str, old_raw: Mapping, new_raw: Mapping, old: object, new: object) -> FieldError | None:
     """The first change the kind does not allow, as a field error (None: the update is fine)."""
-    old_ann = _get(old_raw, "metadata.annotations") or {}
-    new_ann = _get(new_raw, "metadata.annotations") or {}
+    old_ann = dig(old_raw, "metadata.annotations") or {}
+    new_ann = dig(new_raw, "metadata.annotations") or {}
     for key in _FIXED_ANNOTATIONS:
         if old_ann.get(key) != new_ann.get(key):
             return immutable(f"metadata.annotations[{key}]", new_ann.get(key))
     if isinstance(old, Pod):
         return _pod_update(old_raw.get("spec") or {}, new_raw.get("spec") or {})
     if kind == "Job":
-        path = _first_diff(_get(old_raw, "spec.template"), _get(new_raw, "spec.template"), "spec.template")
-        return immutable(path, _get(new_raw, path)) if path else None
+        path = _first_diff(dig(old_raw, "spec.template"), dig(new_raw, "spec.template"), "spec.template")
+        return immutable(path, dig(new_raw, path)) if path else None
     if isinstance(old, PodGroup) and isinstance(new, PodGroup):
         return _pod_group_update(old, new, new_raw)
     if isinstance(old, Workload) and isinstance(new, Workload):
@@ -135,7 +126,7 @@ def _pod_update(old_spec: Mapping, new_spec: Mapping) -> FieldError | None:
     rest_old = {k: v for k, v in old_spec.items() if k not in ("schedulingGates", "tolerations")}
     rest_new = {k: v for k, v in new_spec.items() if k not in ("schedulingGates", "tolerations")}
     path = _first_diff(rest_old, rest_new, "spec")
-    return immutable(path, _get({"spec": new_spec}, path)) if path else None
+    return immutable(path, dig({"spec": new_spec}, path)) if path else None
 
 
 _POLICY_FIELDS = (
@@ -152,19 +143,19 @@ def _pod_group_update(old: PodGroup, new: PodGroup, new_raw: Mapping) -> FieldEr
     """PodGroup: everything is immutable but ``gang.minCount``."""
     for attr, key in _POLICY_FIELDS:
         if getattr(old.policy, attr) != getattr(new.policy, attr):
-            return immutable(f"spec.{key}", _get(new_raw, f"spec.{key}"))
+            return immutable(f"spec.{key}", dig(new_raw, f"spec.{key}"))
     if old.workload_ref != new.workload_ref:
-        return immutable("spec.workloadRef", _get(new_raw, "spec.workloadRef"))
+        return immutable("spec.workloadRef", dig(new_raw, "spec.workloadRef"))
     return None
 
 
 def _workload_update(old: Workload, new: Workload, new_raw: Mapping) -> FieldError | None:
     """Workload: templates can't be added, removed or changed; controllerRef is fixed once set."""
     if old.controller_ref is not None and old.controller_ref != new.controller_ref:
-        return immutable("spec.controllerRef", _get(new_raw, "spec.controllerRef"))
+        return immutable("spec.controllerRef", dig(new_raw, "spec.controllerRef"))
     if [t.name for t in old.templates] != [t.name for t in new.templates]:
         return immutable("spec.podGroupTemplates", [t.name for t in new.templates])
-    raw_templates = _get(new_raw, "spec.podGroupTemplates") or []
+    raw_templates = dig(new_raw, "spec.podGroupTemplates") or []
     for i, (a, b) in enumerate(zip(old.templates, new.templates)):
         # like a PodGroup's, a template's policy is immutable but for gang.minCount
         for attr, key in _POLICY_FIELDS:

@@ -23,7 +23,7 @@ from gangsim.api.trace import Op, Trace, TraceEvent
 from gangsim.errors import FieldError, InputError, invalid
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.decode import Decoded, Decoder, Warnings
-from gangsim.load.documents import expand_paths, read_documents
+from gangsim.load.documents import Document, expand_paths, read_documents
 from gangsim.load.events import Collected, RawEvent, collect
 from gangsim.load.expand import pool_node, pool_node_raw
 from gangsim.load.fields import Obj, line_of, shown
@@ -60,11 +60,11 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None) -> 
             collect(doc, collected)
     if config_path is not None:
         _read_config_file(str(config_path), len(files), collected)
-    config = _single_config(collected)
+    config = single_config(collected)
     warnings = Warnings()
     decoder = Decoder(_priorities(collected, warnings), warnings)
     events = _decode_creates(collected, decoder)
-    replayed = _Replay(decoder, warnings).run(events)
+    replayed = Replay(decoder, warnings).run(events)
     name = collected.trace_names[0] if collected.trace_names else Path(files[0]).stem
     return Trace(
         name=name,
@@ -80,23 +80,34 @@ def load_config(path: str | Path) -> SchedulerConfig:
     """A file holding one KubeSchedulerConfiguration (what ``--config FILE`` names)."""
     collected = Collected()
     _read_config_file(str(path), 0, collected)
-    return _single_config(collected)
+    return single_config(collected)
 
 
 def _read_config_file(path: str, file_index: int, collected: Collected) -> None:
+    for doc in config_documents(path, file_index):
+        collected.configs.append(config_document(doc, path))
+
+
+def config_documents(path: str, file_index: int) -> list[Document]:
+    """The documents of a ``--config`` file; a file without any is an error."""
     docs = read_documents(path, file_index)
     if not docs:
         raise InputError(f"no {CONFIG_KIND} document in this file", file=path)
-    for doc in docs:
-        try:
-            check_type(doc.data, doc.line, allowed=frozenset({CONFIG_KIND}))
-        except InputError as exc:
-            raise exc.located(file=path, line=doc.line) from None
-        source = Source(path, doc.line, doc.index)
-        collected.configs.append((decode_config(doc.data, source), source))
+    return docs
 
 
-def _single_config(collected: Collected) -> SchedulerConfig:
+def config_document(doc: Document, path: str) -> tuple[SchedulerConfig, Source]:
+    """One document of a ``--config`` file, which must be a KubeSchedulerConfiguration, decoded."""
+    try:
+        check_type(doc.data, doc.line, allowed=frozenset({CONFIG_KIND}))
+    except InputError as exc:
+        raise exc.located(file=path, line=doc.line) from None
+    source = Source(path, doc.line, doc.index)
+    return decode_config(doc.data, source), source
+
+
+def single_config(collected: Collected) -> SchedulerConfig:
+    """The one KubeSchedulerConfiguration collected (the default when there is none); a second is an error."""
     if not collected.configs:
         return SchedulerConfig()
     if len(collected.configs) > 1:
@@ -115,13 +126,23 @@ def _priorities(collected: Collected, warnings: Warnings) -> Priorities:
     priorities = Priorities()
     decoder = Decoder(priorities, warnings)
     for ev in collected.events:
-        if ev.op is Op.CREATE and ev.raw.get("kind") == "PriorityClass":
-            decoded = decoder.decode(ev.raw, ev.source)
-            try:
-                priorities.add(decoded.obj, Obj(ev.raw, "", ev.source.line))
-            except InputError as exc:
-                raise exc.located(file=ev.source.file, line=ev.source.line, obj=object_ref("PriorityClass", "", decoded.name)) from None
+        if is_priority_class_create(ev):
+            add_priority_class(ev, decoder, priorities)
     return priorities
+
+
+def is_priority_class_create(ev: RawEvent) -> bool:
+    """Whether the event creates a PriorityClass (classes are decoded before everything else)."""
+    return ev.op is Op.CREATE and ev.raw.get("kind") == "PriorityClass"
+
+
+def add_priority_class(ev: RawEvent, decoder: Decoder, priorities: Priorities) -> None:
+    """Decode a PriorityClass CREATE and add it to ``priorities`` (a duplicate name is an error)."""
+    decoded = decoder.decode(ev.raw, ev.source)
+    try:
+        priorities.add(decoded.obj, Obj(ev.raw, "", ev.source.line))
+    except InputError as exc:
+        raise exc.located(file=ev.source.file, line=ev.source.line, obj=object_ref("PriorityClass", "", decoded.name)) from None
 
 
 
@@ -185,7 +206,7 @@ class _Entry:
     incarnation: int  # seq of the CREATE event (a remove-at delete only removes its own object)
 
 
-class _Replay:
+class Replay:
     """Applies raw events in order to a store of live objects and emits TraceEvents."""
 
     def __init__(self, decoder: Decoder, warnings: Warnings) -> None:
@@ -296,3 +317,16 @@ class _Replay:
         else:
             self.emit(ev, Op.DELETE, ev.kind, ev.namespace, ev.name, None, ev.order)
 
+
+__all__ = [
+    "Replay",
+    "add_priority_class",
+    "config_document",
+    "config_documents",
+    "decode_create",
+    "is_priority_class_create",
+    "load_config",
+    "load_trace",
+    "settle_arrival",
+    "single_config",
+]

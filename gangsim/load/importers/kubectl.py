@@ -71,9 +71,9 @@ def _documents(sources: list[str]) -> Iterator[Document]:
             raw = sys.stdin.buffer.read()
             text = raw.lstrip()
             if text[:1] in (b"{", b"["):
-                yield from docs._flatten_lists(list(docs._json_documents(raw, "<stdin>", index)), raw)
+                yield from docs.flatten_lists(list(docs._json_documents(raw, "<stdin>", index)), raw)
             else:
-                yield from docs._flatten_lists(list(docs._yaml_documents(docs._text(raw, "<stdin>"), "<stdin>", index)))
+                yield from docs.flatten_lists(list(docs.yaml_documents(docs.decode_text(raw, "<stdin>"), "<stdin>", index)))
             continue
         if os.path.isdir(src):
             raise InputError("is a directory: give the file kubectl wrote", file=src)

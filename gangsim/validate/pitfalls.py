@@ -1,37 +1,18 @@
-"""``gangsim validate``: the API rules and the known pitfalls of a trace, without simulating.
+"""Warnings: the gang-scheduling pitfalls of EXAMPLES.md §5 and SEMANTICS.md §1.5 / §8.7 that can be
+seen in the loaded trace without running the scheduler (codes in ``findings.WARNING_CODES``).
 
-Two kinds of findings, one line each (``render_findings``):
-
-- **errors**: everything ``load_trace`` rejects, with the loader's exact message. The loader stops
-  at the first problem; here the same steps run document by document (files one by one; a YAML
-  file with a syntax error is re-read document by document; a JSON Lines file line by line), so
-  several independent bad documents give several errors. An object that failed to decode is
-  remembered as *broken*: later patches and deletes of it, objects naming its broken
-  PriorityClass, and warnings about it are not reported again (one problem, one line).
-- **warnings**: the pitfalls of EXAMPLES.md §5 and SEMANTICS.md §1.5 / §8.7 that can be seen in
-  the loaded trace without running the scheduler (codes in ``WARNING_CODES``).
-
-Exit-code contract for the CLI (INTERFACE: ``validate`` exits 1 when problems are found):
-``exit_code(findings)`` is 1 when there is an error, else 0 — warnings are advice.
-
-Layering: like ``pipeline``, this module sits above ``load``; it reuses the loader's per-step
-functions (including private ones: ``_Replay``, ``_annotation_error``, ``_json``/``_yaml``
-readers) and never imports ``scheduler`` or ``sim`` (no numpy, fast). The scheduler's §1.5
-messages are repeated below; ``tests/validate`` keeps them equal to ``scheduler.schedule_podgroup``.
+``Pitfalls`` indexes the trace's bare Pods and Jobs (``_Member``) by the PodGroup they name
+(``_Group``), then runs one check per pitfall. Objects that failed to load (``load_errors.Broken``)
+are not warned about again. The scheduler's §1.5 messages are repeated below (``MSG_*``);
+``tests/validate`` keeps them equal to ``gangsim.scheduler.schedule_podgroup``'s.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from gangsim.api.config import SchedulerConfig
 from gangsim.api.duration import format_duration_ms
 from gangsim.api.objects import (
-    NAMESPACED,
     Job,
     Pod,
     PodAffinityTerm,
@@ -46,26 +27,8 @@ from gangsim.api.objects import (
 )
 from gangsim.api.quantity import format_amount
 from gangsim.api.trace import Op, Trace
-from gangsim.errors import FieldError, InputError
-from gangsim.load.config import CONFIG_KIND, decode_config
-from gangsim.load.decode import Decoder, Warnings
-from gangsim.load.documents import (
-    Document,
-    _flatten_lists,
-    _jsonl_documents,
-    _text,
-    _yaml_documents,
-    expand_paths,
-    read_documents,
-)
-from gangsim.load.events import Collected, RawEvent, collect, trace_header, trace_item
-from gangsim.load.fields import Obj
-from gangsim.load.meta import API_VERSIONS, check_type
-from gangsim.load.priority import Priorities
-from gangsim.load.trace import _Replay, _single_config, decode_create
-
-ERROR = "error"
-WARNING = "warning"
+from gangsim.validate.findings import Findings
+from gangsim.validate.load_errors import Broken
 
 # Gangs above this many pods get the start-up SLO note (EXAMPLES §5.9).
 LARGE_GANG_PODS = 256
@@ -81,410 +44,6 @@ _ORDER_ADVICE = (
     "the group's single greedy pass may miss a placement that exists; let the depended-on (hardest to place) pods go first: "
     "the cycle orders pods by priority, then creation time, and pod priorities must equal the PodGroup's, so create them first"
 )
-
-WARNING_CODES = (
-    "pod-before-podgroup",
-    "podgroup-missing",
-    "priority-mismatch",
-    "preemption-policy-mismatch",
-    "mixed-scheduler-name",
-    "unknown-scheduler",
-    "heterogeneous-group",
-    "intra-group-affinity",
-    "initially-scheduled-monotonic",
-    "min-count-unreachable",
-    "parallelism-below-min-count",
-    "podgroup-unused",
-    "workload-template-unused",
-    "workload-missing",
-    "workload-template-missing",
-    "podgroup-template-mismatch",
-    "podgroup-before-workload",
-    "large-gang",
-    "job-without-podgroup",
-    "scheduling-gated",
-    "loader-note",
-)
-ERROR_CODES = (
-    "syntax",
-    "invalid",
-    "required",
-    "unsupported-value",
-    "unknown-field",
-    "duplicate",
-    "too-many",
-    "forbidden",
-    "immutable",
-    "not-found",
-    "no-such-file",
-    "input",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    severity: str  # "error" | "warning"
-    code: str  # short stable id, e.g. "pod-before-podgroup"
-    where: str  # "file:line" (or file; "" when no file is involved)
-    obj: str  # "Pod ml/train-3" ("" when the problem is not about one object)
-    message: str  # one line
-
-
-def validate_paths(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> list[Finding]:
-    """Every error the loader would raise (as many as can be found) and the pitfall warnings.
-
-    Findings are sorted by file (command-line order), line, then errors before warnings.
-    """
-    v = _Validator()
-    trace = v.load(paths, config_path)
-    _Pitfalls(trace, v.broken, v).run()
-    return v.result()
-
-
-def exit_code(findings: Iterable[Finding]) -> int:
-    """The CLI's exit code: 1 when any finding is an error, else 0 (warnings are advice)."""
-    return 1 if any(f.severity == ERROR for f in findings) else 0
-
-
-def render_findings(findings: Sequence[Finding]) -> str:
-    """One line per finding, ``<where>: <severity>: <obj>: <message> [<code>]``, then ``N errors, M warnings``."""
-    lines = []
-    for f in findings:
-        parts = [p for p in (f.where, f.severity, f.obj, f.message) if p]
-        lines.append(f"{': '.join(parts)} [{f.code}]")
-    errors = sum(1 for f in findings if f.severity == ERROR)
-    warnings = len(findings) - errors
-    lines.append(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}")
-    return "\n".join(lines) + "\n"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-# --- errors: the loader, document by document ----------------------------------------------------
-
-_DOC_START = re.compile(r"^---(?:[ \t]|$)")
-_YAML_SUFFIXES = (".yaml", ".yml")
-_TYPE_CODES = {
-    "Invalid value": "invalid",
-    "Required value": "required",
-    "Unsupported value": "unsupported-value",
-    "Unsupported field": "unknown-field",
-    "Duplicate value": "duplicate",
-    "Too many": "too-many",
-    "Forbidden": "forbidden",
-}
-
-
-def _error_code(detail: object) -> str:
-    if isinstance(detail, FieldError):
-        if detail.detail == "field is immutable":
-            return "immutable"
-        return _TYPE_CODES.get(detail.type, "invalid")
-    text = str(detail)
-    if text.startswith(("invalid YAML", "invalid JSON", "not UTF-8")):
-        return "syntax"
-    if text.startswith("not found"):
-        return "not-found"
-    if text == "no such file or directory":
-        return "no-such-file"
-    return "input"
-
-
-def _get(d: object, *path: str) -> object:
-    for key in path:
-        if not isinstance(d, Mapping):
-            return None
-        d = d.get(key)
-    return d
-
-
-def _raw_key(raw: object) -> tuple[str, str, str] | None:
-    """(kind, namespace, name) of a raw object document, as the loader would key it."""
-    kind, name = _get(raw, "kind"), _get(raw, "metadata", "name")
-    if not isinstance(kind, str) or not isinstance(name, str) or not name:
-        return None
-    namespace = ""
-    if kind in NAMESPACED:
-        ns = _get(raw, "metadata", "namespace")
-        namespace = ns if isinstance(ns, str) and ns else "default"
-    return kind, namespace, name
-
-
-@dataclass(slots=True)
-class _Broken:
-    """Objects that failed to load: nothing more is reported about them."""
-
-    keys: set[tuple[str, str, str]] = field(default_factory=set)
-    classes: set[str] = field(default_factory=set)
-    pools: set[str] = field(default_factory=set)
-    groups_with_broken_members: set[str] = field(default_factory=set)
-
-    def add_raw(self, raw: object) -> None:
-        key = _raw_key(raw)
-        if key is None:
-            return
-        self.keys.add(key)
-        kind, namespace, name = key
-        if kind == "PriorityClass":
-            self.classes.add(name)
-        elif kind == "NodePool":
-            self.pools.add(name)
-        spec = _get(raw, "spec", "template", "spec") if kind == "Job" else _get(raw, "spec")
-        group = _get(spec, "schedulingGroup", "podGroupName")
-        if kind in ("Pod", "Job") and isinstance(group, str) and group:
-            self.groups_with_broken_members.add(f"{namespace}/{group}")
-
-    def covers(self, kind: str, namespace: str, name: str) -> bool:
-        if (kind, namespace, name) in self.keys:
-            return True
-        if kind == "Node":
-            pool, _, index = name.rpartition("-")
-            return pool in self.pools and index.isdigit()
-        return False
-
-    def cascade(self, exc: InputError) -> bool:
-        """An error that only repeats a broken PriorityClass (``no PriorityClass with name x``)."""
-        d = exc.detail
-        return isinstance(d, FieldError) and d.field.endswith("priorityClassName") and d.value in self.classes
-
-
-class _Validator:
-    def __init__(self) -> None:
-        self._findings: list[tuple[tuple, Finding]] = []
-        self._file_rank: dict[str, int] = {}
-        self._failed_classes: set[int] = set()  # seq of PriorityClass creates already reported
-        self.broken = _Broken()
-
-    # -- findings --------------------------------------------------------------------------------
-
-    def add(self, severity: str, code: str, file: str | None, line: int | None, obj: str, message: str) -> None:
-        where = f"{file}:{line}" if file and line else (file or "")
-        rank = self._file_rank.get(file or "", -1 if not file else len(self._file_rank))
-        key = (rank, line or 0, 0 if severity == ERROR else 1, len(self._findings))
-        self._findings.append((key, Finding(severity, code, where, obj, " ".join(message.split("\n")))))
-
-    def error(self, exc: InputError) -> None:
-        self.add(ERROR, _error_code(exc.detail), exc.file, exc.line, exc.obj or "", str(exc.detail))
-
-    def warn(self, code: str, source: Source | None, obj: str, message: str) -> None:
-        self.add(WARNING, code, source.file if source else None, source.line if source else None, obj, message)
-
-    def result(self) -> list[Finding]:
-        out: list[Finding] = []
-        seen: set[Finding] = set()
-        for _, f in sorted(self._findings, key=lambda kf: kf[0]):
-            if f not in seen:
-                seen.add(f)
-                out.append(f)
-        return out
-
-    # -- the loader's steps, one document at a time ---------------------------------------------
-
-    def load(self, paths: Sequence[str | Path], config_path: str | Path | None) -> Trace:
-        files: list[str] = []
-        for given in paths:
-            try:
-                found = expand_paths([given])
-            except InputError as exc:
-                self._file_rank.setdefault(os.fspath(given), len(self._file_rank))
-                self.error(exc)
-                continue
-            for f in found:
-                self._file_rank.setdefault(f, len(self._file_rank))
-            files.extend(found)
-        if not paths:
-            self.error(InputError("no trace files given"))
-        collected = Collected()
-        for index, file in enumerate(files):
-            for doc in self._documents(file, index):
-                self._collect(doc, collected)
-        if config_path is not None:
-            self._file_rank.setdefault(str(config_path), len(self._file_rank))
-            self._config_file(str(config_path), len(files), collected)
-        config = self._config(collected)
-        warnings = Warnings()
-        decoder = Decoder(self._priorities(collected, warnings), warnings)
-        events = self._decode_creates(collected, decoder)
-        replay = _Replay(decoder, warnings)
-        for ev in events:
-            if ev.op is not Op.CREATE and self.broken.covers(ev.kind, ev.namespace, ev.name):
-                continue
-            try:
-                replay.apply(ev)
-            except InputError as exc:
-                self.error(exc)
-        name = collected.trace_names[0] if collected.trace_names else (Path(files[0]).stem if files else "trace")
-        trace = Trace(
-            name=name,
-            events=replay.out,
-            config=config,
-            horizon_ms=max(collected.horizons) if collected.horizons else None,
-            files=tuple(files),
-            warnings=warnings.result(),
-        )
-        self._loader_notes(trace)
-        return trace
-
-    def _documents(self, label: str, file_index: int) -> list[Document]:
-        try:
-            return read_documents(label, file_index)
-        except InputError as exc:
-            lower = label.lower()
-            if lower.endswith(_YAML_SUFFIXES) and exc.line is not None and str(exc.detail).startswith("invalid YAML"):
-                return self._yaml_by_document(label, file_index, exc)
-            if lower.endswith((".jsonl", ".ndjson")) and exc.line is not None:
-                return self._jsonl_by_line(label, file_index)
-            self.error(exc)
-            return []
-
-    def _yaml_by_document(self, label: str, file_index: int, first: InputError) -> list[Document]:
-        """Re-read a YAML file whose syntax is broken one ``---`` chunk at a time.
-
-        Each chunk is parsed on its own, padded with newlines so that lines stay those of the file.
-        """
-        text = _text(Path(label).read_bytes(), label)
-        lines = text.split("\n")
-        starts = [0] + [i for i in range(1, len(lines)) if _DOC_START.match(lines[i])]
-        docs: list[Document] = []
-        failed = False
-        for start, end in zip(starts, [*starts[1:], len(lines)]):
-            chunk = "\n" * start + "\n".join(lines[start:end])
-            try:
-                found = _flatten_lists(list(_yaml_documents(chunk, label, file_index)))
-            except InputError as exc:
-                self.error(exc)
-                failed = True
-                continue
-            for doc in found:
-                doc.index = len(docs)
-                docs.append(doc)
-        if not failed:  # the split did not reproduce the problem: report the loader's own error
-            self.error(first)
-        return docs
-
-    def _jsonl_by_line(self, label: str, file_index: int) -> list[Document]:
-        docs: list[Document] = []
-        for number, text in enumerate(Path(label).read_bytes().split(b"\n"), start=1):
-            if not text.strip():
-                continue
-            try:
-                for doc in _jsonl_documents(text, label, file_index):
-                    doc.index = doc.line = number
-                    docs.append(doc)
-            except InputError as exc:
-                self.error(InputError(exc.detail, file=label, line=number, obj=exc.obj))
-        return docs
-
-    def _collect(self, doc: Document, collected: Collected) -> None:
-        data = doc.data
-        try:
-            if doc.fmt != "jsonl" and data.get("kind") == "Trace" and data.get("apiVersion") in API_VERSIONS["Trace"]:
-                self._collect_trace(doc, collected)
-            else:
-                collect(doc, collected)
-        except InputError as exc:
-            self.error(exc)
-            self.broken.add_raw(data)
-            if doc.fmt == "jsonl":
-                self.broken.add_raw(data.get("create"))
-
-    def _collect_trace(self, doc: Document, out: Collected) -> None:
-        """``events._trace``, but a bad event item does not hide the items after it."""
-        name, items = trace_header(doc, out)
-        for i, (item, path, line) in enumerate(items):
-            try:
-                trace_item(doc, name, i, item, path, line, out)
-            except InputError as exc:
-                self.error(exc.located(file=doc.file, line=doc.line, obj=name))
-                if isinstance(item, Mapping):
-                    self.broken.add_raw(item.get("create"))
-
-    def _config_file(self, path: str, file_index: int, collected: Collected) -> None:
-        try:
-            docs = read_documents(path, file_index)
-            if not docs:
-                raise InputError(f"no {CONFIG_KIND} document in this file", file=path)
-        except InputError as exc:
-            self.error(exc)
-            return
-        for doc in docs:
-            source = Source(path, doc.line, doc.index)
-            try:
-                try:
-                    check_type(doc.data, doc.line, allowed=frozenset({CONFIG_KIND}))
-                except InputError as exc:
-                    raise exc.located(file=path, line=doc.line) from None
-                collected.configs.append((decode_config(doc.data, source), source))
-            except InputError as exc:
-                self.error(exc)
-
-    def _config(self, collected: Collected) -> SchedulerConfig:
-        configs = collected.configs
-        for i in range(1, len(configs)):
-            try:
-                _single_config(Collected(configs=[configs[0], configs[i]]))
-            except InputError as exc:
-                self.error(exc)
-        return configs[0][0] if configs else SchedulerConfig()
-
-    def _priorities(self, collected: Collected, warnings: Warnings) -> Priorities:
-        priorities = Priorities()
-        decoder = Decoder(priorities, warnings)
-        for ev in collected.events:
-            if ev.op is not Op.CREATE or ev.raw.get("kind") != "PriorityClass":
-                continue
-            try:
-                decoded = decoder.decode(ev.raw, ev.source)
-                try:
-                    priorities.add(decoded.obj, Obj(ev.raw, "", ev.source.line))
-                except InputError as exc:
-                    raise exc.located(file=ev.source.file, line=ev.source.line, obj=object_ref("PriorityClass", "", decoded.name)) from None
-            except InputError as exc:
-                self.error(exc)
-                self.broken.add_raw(ev.raw)
-                self._failed_classes.add(ev.seq)
-        return priorities
-
-    def _decode_creates(self, collected: Collected, decoder: Decoder) -> list[RawEvent]:
-        """``trace._decode_creates``, one created object at a time."""
-        out: list[RawEvent] = []
-        for ev in collected.events:
-            if ev.op is not Op.CREATE:
-                out.append(ev)
-                continue
-            if ev.seq in self._failed_classes:
-                continue
-            try:
-                removal = decode_create(ev, decoder, seq=len(collected.events) + len(out) + 1)
-            except InputError as exc:
-                if not self.broken.cascade(exc):
-                    self.error(exc)
-                self.broken.add_raw(ev.raw)
-                continue
-            out.append(ev)
-            if removal is not None:
-                out.append(removal)
-        out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
-        return out
-
-    def _loader_notes(self, trace: Trace) -> None:
-        """What the loader ignored (``Trace.warnings``), as warnings located at their object."""
-        sources: dict[str, Source] = {}
-        for ev in trace.events:
-            if ev.op is Op.CREATE and ev.obj is not None:
-                sources.setdefault(ev.ref, getattr(ev.obj, "source", None))
-        first = Source(trace.files[0]) if trace.files else None
-        for note in trace.warnings:
-            head, sep, rest = note.partition(": ")
-            if sep and head in sources and sources[head] is not None:
-                self.warn("loader-note", sources[head], head, rest)
-            else:
-                self.warn("loader-note", first, "", note)
-
-
-# --- warnings: the pitfalls ---------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -580,11 +139,13 @@ def _term_reaches(term: PodAffinityTerm, namespace: str) -> bool:
     return not term.namespaces or namespace in term.namespaces
 
 
-class _Pitfalls:
-    def __init__(self, trace: Trace, broken: _Broken, out: _Validator) -> None:
+class Pitfalls:
+    """The pitfall checks of one loaded trace; ``run`` adds their warnings to ``findings``."""
+
+    def __init__(self, trace: Trace, broken: Broken, findings: Findings) -> None:
         self.trace = trace
         self.broken = broken
-        self.out = out
+        self.findings = findings
         self.members: list[_Member] = []
         self.groups: dict[str, _Group] = {}
         self.workloads: dict[str, tuple[Workload, int]] = {}
@@ -631,7 +192,7 @@ class _Pitfalls:
                 self.groups[m.group].members.append(m)
 
     def warn(self, code: str, source: Source | None, obj: str, message: str) -> None:
-        self.out.warn(code, source, obj, message)
+        self.findings.warn(code, source, obj, message)
 
     def run(self) -> None:
         self.group_references()
@@ -1006,4 +567,4 @@ class _Pitfalls:
                 self.warn("scheduling-gated", m.source, m.ref, msg)
 
 
-__all__ = ["ERROR", "ERROR_CODES", "LARGE_GANG_PODS", "WARNING", "WARNING_CODES", "Finding", "exit_code", "render_findings", "validate_paths"]
+__all__ = ["LARGE_GANG_PODS", "MSG_PREEMPTION_POLICY", "MSG_PRIORITY", "MSG_SCHEDULER_NAME", "Pitfalls"]
