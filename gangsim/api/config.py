@@ -65,6 +65,18 @@ class Profile:
 
 
 @dataclass(frozen=True, slots=True)
+class FastPath:
+    """gangsim's speed shortcuts, one switch each (``gangsim.scheduler.fastpath``). Each is proven
+    to give the reference path's report bytes (tests/golden, tests/scheduler/test_fast_path.py).
+    ``SchedulerConfig.opportunistic_batching = False`` turns them all off at once."""
+
+    static_filter_cache: bool = True  # node-static Filter codes cached per static signature
+    signature_cache: bool = True  # KEP-5598: Filter codes and raw scores per pod signature
+    windowed_search: bool = True  # search only the rows that can hold the wanted feasible nodes (needs signature_cache)
+    doomed_pass: bool = True  # decide a failing single-shape PodGroup pass from counts (needs signature_cache)
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     profiles: tuple[Profile, ...] = (Profile(),)
     percentage_of_nodes_to_score: int = 0  # 0 = adaptive (SEMANTICS §2.2)
@@ -79,8 +91,20 @@ class SchedulerConfig:
     # KEP-4671 behaviours not in the shipped code (SEMANTICS §8.5), off by default.
     partial_success: bool = False
     requeue_leftovers_with_old_timestamp: bool = False
-    # KEP-5598 opportunistic batching: a speed knob that never changes a placement.
-    opportunistic_batching: bool = True
+    # KEP-5598 opportunistic batching and gangsim's other shortcuts: never change a placement.
+    opportunistic_batching: bool = True  # False: every FastPath switch off (the reference path)
+    fast_path: FastPath = FastPath()
+
+    @property
+    def effective_fast_path(self) -> FastPath:
+        """The switches in force: all off without opportunistic batching; the search window and
+        the doomed pass read the signature cache, so they are off without it."""
+        if not self.opportunistic_batching:
+            return FastPath(False, False, False, False)
+        f = self.fast_path
+        if not f.signature_cache:
+            return FastPath(f.static_filter_cache, False, False, False)
+        return f
 
     def profile(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:

@@ -1,4 +1,7 @@
-"""The three policies gangsim compares, as data (SEMANTICS "gangsim's decisions").
+"""The three policies gangsim compares, as data (SEMANTICS "gangsim's decisions"): feature gates
+and the plugins enabled at each extension point, as a KubeSchedulerConfiguration's ``plugins``
+section would list them. The user's KubeSchedulerConfiguration profile (``api.config.Profile``)
+then disables plugins, sets score weights and plugin args on top.
 
 - ``pod``: GenericWorkload off. Every pod is its own queue entity; ``schedulingGroup`` ignored.
 - ``permit``: v1.35 alpha GangScheduling: PreEnqueue quorum gate + Permit barrier with a
@@ -9,28 +12,59 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from gangsim.api.config import Profile
+from gangsim.scheduler.framework.types import Features
+from gangsim.scheduler.plugins import names as n
+
+# the default profile's plugins (SEMANTICS §2.1, ``apis/config/v1/default_plugins.go``), in order
+DEFAULT_PLUGINS: dict[str, tuple[str, ...]] = {
+    "queueSort": (n.PRIORITY_SORT,),
+    "preEnqueue": (n.SCHEDULING_GATES,),
+    "preFilter": (n.INTER_POD_AFFINITY,),
+    "filter": (n.NODE_UNSCHEDULABLE, n.NODE_NAME, n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.INTER_POD_AFFINITY),
+    "postFilter": (n.DEFAULT_PREEMPTION,),
+    "preScore": (n.NODE_RESOURCES_BALANCED_ALLOCATION,),
+    "score": (n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.INTER_POD_AFFINITY, n.NODE_RESOURCES_BALANCED_ALLOCATION),
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
     name: str
-    gang_pre_enqueue: bool = False  # GangScheduling PreEnqueue (§4.4)
-    permit_barrier: bool = False  # GangScheduling Reserve/Permit (§7)
-    group_entities: bool = False  # entity-aware queue + PodGroup cycle (§4.1, §8)
-    workload_aware_preemption: bool = False  # §11
-    generic_workload: bool = False  # GenericWorkload gate: group-aware victim importance (§5 3d)
+    features: Features = Features()
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)  # plugins added per extension point
+
+    def plugins(self, profile: Profile) -> dict[str, tuple[str, ...]]:
+        """Plugin names per extension point for one user profile: score plugins in the profile's
+        weight order with weight > 0; disabled Filter plugins and a disabled DefaultPreemption
+        dropped everywhere they appear."""
+        out = {point: tuple(names) for point, names in DEFAULT_PLUGINS.items()}
+        for point, names in self.extra.items():
+            out[point] = out.get(point, ()) + names
+        off = set(profile.disabled_filters)
+        if not profile.preemption_enabled:
+            off.add(n.DEFAULT_PREEMPTION)
+        scorers = set(out["score"])
+        out["score"] = tuple(name for name, weight in profile.score_weights.items() if weight > 0 and name in scorers)
+        for point in ("filter", "preFilter", "postFilter", "podGroupPostFilter"):
+            if point in out:
+                out[point] = tuple(name for name in out[point] if name not in off)
+        return out
 
 
 POLICIES: dict[str, Policy] = {
     "pod": Policy("pod"),
-    "permit": Policy("permit", gang_pre_enqueue=True, permit_barrier=True),
+    "permit": Policy(
+        "permit",
+        Features(gang_scheduling=True),
+        {"preEnqueue": (n.GANG_SCHEDULING,), "reserve": (n.GANG_SCHEDULING,), "permit": (n.GANG_SCHEDULING,)},
+    ),
     "gang": Policy(
         "gang",
-        gang_pre_enqueue=True,
-        group_entities=True,
-        workload_aware_preemption=True,
-        generic_workload=True,
+        Features(gang_scheduling=True, workload_scheduling_cycle=True, workload_aware_preemption=True, generic_workload=True),
+        {"preEnqueue": (n.GANG_SCHEDULING,), "placementFeasible": (n.GANG_SCHEDULING,), "podGroupPostFilter": (n.DEFAULT_PREEMPTION,)},
     ),
 }
 

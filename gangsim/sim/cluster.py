@@ -10,16 +10,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 
 from gangsim.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
-from gangsim.api.trace import TraceEvent
+from gangsim.api.trace import Op, TraceEvent
 from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
-from gangsim.scheduler.framework.types import PodInfo, PodPhase
-from gangsim.scheduler.scheduler import Scheduler
+from gangsim.scheduler.framework.handle import Timer, Victim
+from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.informer import Informer
 from gangsim.sim.engine import Engine, Phase
+from gangsim.sim.in_vain import InVainTracker
 from gangsim.sim.jobs import LONE, Gang, JobModel
+from gangsim.sim.kubelet import Kubelets
 
-PENDING, WAITING, RUNNING, TERMINATING, ENDED = "pending", "waiting", "running", "terminating", "ended"
+
+class PodState(Enum):
+    """A pod as its kubelet and the API server see it (the scheduler keeps its own ``PodPhase``)."""
+
+    PENDING = "pending"  # not on a node
+    WAITING = "waiting"  # reserved on a node while its gang waits at Permit
+    RUNNING = "running"  # bound
+    TERMINATING = "terminating"  # a preemption victim in its grace period
+    ENDED = "ended"
+
+
+PENDING, WAITING, RUNNING, TERMINATING, ENDED = PodState
 
 
 @dataclass(slots=True, eq=False)
@@ -29,7 +44,7 @@ class SimPod:
     record: PodRecord
     gang: Gang
     info: PodInfo | None = None
-    state: str = PENDING
+    state: PodState = PENDING
     job_key: str = ""
 
     @property
@@ -45,27 +60,12 @@ class JobState:
     finished: bool = False  # its gang completed the work: nothing is recreated any more
 
 
-@dataclass(slots=True, eq=False)
-class Decision:
-    """One preemption decision, to decide ``in_vain`` once its victims are gone (INTERFACE)."""
-
-    preemptor: str
-    victims: list[VictimRecord]
-    alive: int
-    armed: bool = False
-    attempting: bool = False
-
-    def resolve(self, in_vain: bool) -> None:
-        for v in self.victims:
-            if v.in_vain is None:
-                v.in_vain = in_vain
-
-
 class Cluster:
     def __init__(self, engine: Engine, log: EventLog) -> None:
         self.engine = engine
         self.log = log
-        self.scheduler: Scheduler  # set by ``attach``
+        self.scheduler: Informer  # set by ``attach``
+        self.kubelets = Kubelets()
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, SimPod] = {}  # live pods by "ns/name"
         self.by_uid: dict[int, SimPod] = {}
@@ -80,10 +80,26 @@ class Cluster:
         self.pending_pods = 0
         self.pending_gpu_pods = 0
         self._cycle_requested_at = -1
-        self._decisions: dict[str, list[Decision]] = {}  # preemptor ref -> open decisions
-        self._decision_of_victim: dict[int, tuple[Decision, VictimRecord]] = {}
+        self.in_vain = InVainTracker()
+        self._apply: dict[tuple[Op, str], Callable[[TraceEvent], None]] = {
+            (Op.CREATE, "Node"): self._create_node,
+            (Op.PATCH, "Node"): self._patch_node,
+            (Op.DELETE, "Node"): self._delete_node,
+            (Op.CREATE, "Pod"): self._create_pod,
+            (Op.PATCH, "Pod"): self._patch_pod,
+            (Op.DELETE, "Pod"): self._delete_pod,
+            (Op.CREATE, "Job"): self._create_job,
+            (Op.PATCH, "Job"): self._patch_job,
+            (Op.DELETE, "Job"): self._delete_job,
+            (Op.CREATE, "PodGroup"): self._create_podgroup,
+            (Op.PATCH, "PodGroup"): self._patch_podgroup,
+            (Op.DELETE, "PodGroup"): self._delete_podgroup,
+            (Op.CREATE, "PodDisruptionBudget"): self._create_pdb,
+            (Op.PATCH, "PodDisruptionBudget"): self._create_pdb,
+            (Op.DELETE, "PodDisruptionBudget"): self._delete_pdb,
+        }
 
-    def attach(self, scheduler: Scheduler) -> None:
+    def attach(self, scheduler: Informer) -> None:
         self.scheduler = scheduler
 
     # ---- ClusterAPI ---------------------------------------------------------------------------
@@ -94,7 +110,7 @@ class Cluster:
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
         self.engine.at(t_ms, Phase.QUEUE, lambda _p: handler(), productive=False)
 
-    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> object:
+    def set_timer(self, t_ms: int, handler: Callable[[], None]) -> Timer:
         return self.engine.timer(t_ms, Phase.TIMEOUT, lambda _p: handler())
 
     def request_cycle(self) -> None:
@@ -131,12 +147,13 @@ class Cluster:
             sp.record.waiting_reason = message
         self.attempt_finished(info.key, bound=False)
 
-    def bind(self, info: PodInfo, row: int) -> None:
+    def bind(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]
         was_waiting = sp.state == WAITING
         sp.state = RUNNING
         sp.record.bound_ms = self.now
-        sp.record.node = self.scheduler.nodes.names[row]
+        sp.record.node = node
+        self.kubelets.occupy(node, sp.uid, sp, sp.pod.spec.requests)
         sp.record.waiting_reason = ""
         if not was_waiting:
             self.gpus_allocated += sp.gpus
@@ -149,11 +166,12 @@ class Cluster:
             self.attempt_finished(sp.gang.key, bound=True)
         self._sample()
 
-    def reserved(self, info: PodInfo, row: int) -> None:
+    def reserved(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]
         sp.state = WAITING
+        self.kubelets.occupy(node, sp.uid, sp, sp.pod.spec.requests)
         self.gpus_allocated += sp.gpus
-        self.log.event(self.now, "Pod", info.key, self.scheduler.nodes.names[row], EventReason.WAITING_ON_PERMIT, "")
+        self.log.event(self.now, "Pod", info.key, node, EventReason.WAITING_ON_PERMIT, "")
         self._sample()
 
     def unreserved(self, info: PodInfo) -> None:
@@ -161,22 +179,23 @@ class Cluster:
         if sp is None or sp.state != WAITING:
             return
         sp.state = PENDING
+        self.kubelets.release(sp.uid)
         self.gpus_allocated -= sp.gpus
         self._sample()
 
-    def preempt(self, victims: list[tuple[PodInfo, int]], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
+    def preempt(self, victims: list[Victim], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
         """Mark victims (DisruptionTarget) and delete them after their grace period."""
         now = self.now
         records: list[VictimRecord] = []
         marked: list[tuple[int, VictimRecord]] = []
-        for info, row in victims:
+        for victim in victims:
+            info, node = victim.pod, victim.node
             sp = self.by_uid.get(info.uid)
             if sp is None or sp.state in (ENDED, TERMINATING):
                 continue
-            node = self.scheduler.nodes.names[row] if row >= 0 else ""
             if sp.state == WAITING:
                 # rejected at Permit rather than deleted: its reservation is released at once
-                rec = VictimRecord(now, sp.record.pod, sp.record.attempt, sp.record.gang, self.scheduler.victim_priority(info), node, preemptor, preemptor_priority, sp.gpus, 0, None, now)
+                rec = VictimRecord(now, sp.record.pod, sp.record.attempt, sp.record.gang, victim.priority, node, preemptor, preemptor_priority, sp.gpus, 0, None, now)
                 self.log.victims.append(rec)
                 records.append(rec)
                 self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Rejected at Permit: preempted by {preemptor_kind} {preemptor} on node {node}")
@@ -193,7 +212,7 @@ class Cluster:
                 victim_pod=sp.record.pod,
                 victim_attempt=sp.record.attempt,
                 victim_gang=sp.record.gang,
-                victim_priority=self.scheduler.victim_priority(info),
+                victim_priority=victim.priority,
                 node=node,
                 preemptor=preemptor,
                 preemptor_priority=preemptor_priority,
@@ -207,10 +226,7 @@ class Cluster:
             grace = info.spec.termination_grace_ms
             self.engine.at(now + grace, Phase.KUBELET, self._victim_gone, sp)
         if records:
-            d = Decision(preemptor, records, alive=len(marked), armed=not marked)
-            self._decisions.setdefault(preemptor, []).append(d)
-            for uid, rec in marked:
-                self._decision_of_victim[uid] = (d, rec)
+            self.in_vain.decided(preemptor, records, marked)
             self._sample()
 
     def _victim_gone(self, sp: SimPod) -> None:
@@ -218,49 +234,12 @@ class Cluster:
             return
         self._end_pod(sp, EndReason.PREEMPTED)
 
-    # ---- in vain (INTERFACE: "not bound within the next scheduling attempt after the victim ended")
+    # ---- in vain (gangsim.sim.in_vain) --------------------------------------------------------
     def attempt_started(self, ref: str) -> None:
-        for d in self._decisions.get(ref, ()):
-            if d.armed:
-                d.attempting = True
+        self.in_vain.attempt_started(ref)
 
     def attempt_finished(self, ref: str, *, bound: bool) -> None:
-        open_ = self._decisions.get(ref)
-        if not open_:
-            return
-        keep = []
-        for d in open_:
-            if bound:
-                d.resolve(False)
-            elif d.attempting:
-                d.resolve(True)
-            else:
-                keep.append(d)
-        if keep:
-            self._decisions[ref] = keep
-        else:
-            del self._decisions[ref]
-
-    def _victim_ended(self, uid: int) -> None:
-        hit = self._decision_of_victim.pop(uid, None)
-        if hit is None:
-            return
-        d, rec = hit
-        rec.ended_ms = self.now
-        d.alive -= 1
-        if d.alive == 0:
-            d.armed = True
-
-    def preemptor_gone(self, ref: str) -> None:
-        for d in self._decisions.pop(ref, ()):
-            d.resolve(True)
-
-    def finish(self) -> None:
-        """At the horizon: decisions still open count as in vain."""
-        for ds in self._decisions.values():
-            for d in ds:
-                d.resolve(True)
-        self._decisions.clear()
+        self.in_vain.attempt_finished(ref, bound=bound)
 
     # ---- accounting ---------------------------------------------------------------------------
     def _busy_delta(self, delta: int) -> None:
@@ -269,7 +248,7 @@ class Cluster:
     def _sample(self) -> None:
         self.log.timeline(
             self.now,
-            self.scheduler.nodes.total_gpus,
+            self.kubelets.gpus_total,
             self.gpus_allocated,
             self.gpus_busy,
             self.pending_pods,
@@ -278,7 +257,7 @@ class Cluster:
 
     # ---- trace events -------------------------------------------------------------------------
     def apply(self, ev: TraceEvent) -> None:
-        handler = getattr(self, f"_{ev.op.value}_{ev.kind.lower()}", None)
+        handler = self._apply.get((ev.op, ev.kind))
         if handler is None:
             return  # kinds with no runtime effect (PriorityClass, Workload)
         handler(ev)
@@ -293,12 +272,14 @@ class Cluster:
         node: Node = ev.obj  # type: ignore[assignment]
         self._next_uid()
         self.nodes[node.name] = node
+        self.kubelets.add_node(node)
         self.scheduler.on_node_add(node)
 
     def _patch_node(self, ev: TraceEvent) -> None:
         new: Node = ev.obj  # type: ignore[assignment]
         old = self.nodes[new.name]
         self.nodes[new.name] = new
+        self.kubelets.update_node(new)
         self.scheduler.on_node_update(old, new)
         self.log.event(self.now, "Node", new.name, new.name, EventReason.NODE_UPDATED, "")
 
@@ -306,14 +287,15 @@ class Cluster:
         name = ev.name
         if name not in self.nodes:
             return
-        row = self.scheduler.nodes.row_of[name]
         self.log.event(self.now, "Node", name, name, EventReason.NODE_FAILED, "node failed and was deleted")
-        for sp in [self.by_uid[uid] for uid in list(self.scheduler.nodes.pods[row]) if uid in self.by_uid]:
+        for sp in self.kubelets.pods_on(name):
+            assert isinstance(sp, SimPod)
             if sp.state == WAITING:
-                self.scheduler.reject_waiting(sp.info, "node deleted")  # type: ignore[arg-type]
+                self.scheduler.reject_waiting_pod(sp.info, "node deleted")  # type: ignore[arg-type]
             else:
                 self._end_pod(sp, EndReason.NODE_FAILED)
         del self.nodes[name]
+        self.kubelets.remove_node(name)
         self.scheduler.on_node_delete(name)
 
     # pods
@@ -419,13 +401,11 @@ class Cluster:
         self.jobs_model.set_min_count(g, pg.policy.min_count if pg.policy.kind is PolicyKind.GANG else None)
 
     # PDBs
-    def _create_poddisruptionbudget(self, ev: TraceEvent) -> None:
+    def _create_pdb(self, ev: TraceEvent) -> None:
+        """Create or patch: the PDB as it is now."""
         self.scheduler.on_pdb_add(ev.obj)  # type: ignore[arg-type]
 
-    def _patch_poddisruptionbudget(self, ev: TraceEvent) -> None:
-        self.scheduler.on_pdb_add(ev.obj)  # type: ignore[arg-type]
-
-    def _delete_poddisruptionbudget(self, ev: TraceEvent) -> None:
+    def _delete_pdb(self, ev: TraceEvent) -> None:
         self.scheduler.on_pdb_delete(f"{ev.namespace}/{ev.name}")
 
     # ---- pod lifecycle ------------------------------------------------------------------------
@@ -462,7 +442,7 @@ class Cluster:
         uid = self._next_uid()
         attempt = self._attempt_of.get(pod.key, -1) + 1
         self._attempt_of[pod.key] = attempt
-        if pod.spec.scheduler_name in self.scheduler.frameworks or pod.spec.node_name:
+        if self.scheduler.has_profile(pod.spec.scheduler_name) or pod.spec.node_name:
             gang = self.gang_of(pod, uid)
         else:
             # no scheduler profile serves it: never scheduled, counted by no gang (INTERFACE rule 7)
@@ -505,16 +485,13 @@ class Cluster:
     def _admit_direct(self, sp: SimPod) -> None:
         """A pod created with ``spec.nodeName`` skips the scheduler; the kubelet admits it if it fits."""
         name = sp.pod.spec.node_name
-        sched = self.scheduler
-        row = sched.nodes.row_of.get(name)
-        if row is not None:
-            demand = sched.resources.vector(sp.pod.spec.requests, pod=True)
-            if (sched.nodes.free[row] >= demand).all():
-                sp.info = sched.on_pod_assigned(sp.pod, sp.uid, row)
-                self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.SCHEDULED, f"Assigned {sp.pod.key} to {name} by spec.nodeName")
-                self.bind(sp.info, row)
-                return
-        reason = "node not found" if row is None else "insufficient resources"
+        known = name in self.nodes
+        if known and self.kubelets.fits(name, sp.pod.spec.requests):
+            sp.info = self.scheduler.on_pod_assigned(sp.pod, sp.uid, name)
+            self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.SCHEDULED, f"Assigned {sp.pod.key} to {name} by spec.nodeName")
+            self.bind(sp.info, name)
+            return
+        reason = "node not found" if not known else "insufficient resources"
         self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.REJECTED, f"kubelet admission on {name}: {reason}")
         self._end_pod(sp, EndReason.REJECTED, recreate=False)
 
@@ -527,23 +504,22 @@ class Cluster:
             self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, reason=f"{sp.pod.key} {reason}")
         if state in (RUNNING, TERMINATING, WAITING):
             self.gpus_allocated -= sp.gpus
+            self.kubelets.release(sp.uid)
         if state in (PENDING, WAITING):
             self.pending_pods -= 1
             if sp.gpus:
                 self.pending_gpu_pods -= 1
         sp.state = ENDED
         if sp.info is not None:
-            if sp.info.phase is PodPhase.WAITING:
-                self.scheduler.forget_waiting(sp.info)
             self.scheduler.on_pod_delete(sp.info)
         sp.record.ended_ms = now
         sp.record.end_reason = reason
         self.pods.pop(sp.pod.key, None)
         self.by_uid.pop(sp.uid, None)
         self.jobs_model.removed(sp.gang, sp.uid)
-        self._victim_ended(sp.uid)
+        self.in_vain.victim_ended(sp.uid, now)
         if state in (PENDING, WAITING):
-            self.preemptor_gone(sp.pod.key)
+            self.in_vain.preemptor_gone(sp.pod.key)
         if reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
             self.log.event(now, "Pod", sp.pod.key, sp.record.node, reason, "")
         js = self.jobs.get(sp.job_key) if sp.job_key else None
@@ -576,4 +552,4 @@ class Cluster:
                 continue
             if g.record.state == GangState.RUNNING and not g.progressing:
                 g.record.state = GangState.STALLED
-        self.finish()
+        self.in_vain.finish()

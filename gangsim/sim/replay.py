@@ -11,7 +11,7 @@ from gangsim.api.objects import Job, Node, Pod
 from gangsim.api.trace import Trace
 from gangsim.errors import UsageError
 from gangsim.eventlog import EventLog
-from gangsim.scheduler.cache.node_table import ResourceIndex
+from gangsim.scheduler.framework.types import ResourceIndex
 from gangsim.scheduler.profiles import POLICIES
 from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.cluster import Cluster
@@ -79,7 +79,7 @@ def replay(
         if progress is not None:
             progress(engine.now, until)
         if check_invariants:
-            scheduler.nodes.check_invariants()
+            scheduler.check_invariants()
         return horizon is None and engine.productive == 0 and scheduler.is_settled()
 
     engine.run(until + 1 if horizon is None else until, stop=stop)
@@ -95,10 +95,6 @@ def replay(
     engine.now = max(engine.now, end) if end >= engine.now else engine.now
     log.info.horizon_ms = end
     cluster.close()
-    log.counters["scheduling_cycles"] = scheduler.cycles
-    frameworks = scheduler.frameworks.values()
-    log.counters["batch_hits"] = sum(fw.batch_hits for fw in frameworks)
-    log.counters["filter_rows_evaluated"] = sum(fw.filter_rows_evaluated for fw in frameworks)
-    log.counters["filter_rows_computed"] = sum(fw.filter_rows_computed for fw in frameworks)
+    log.counters.update(scheduler.counters())
     log.counters["trace_events"] = total_events
     return log

@@ -87,7 +87,7 @@ def fingerprint(case: Case) -> dict[str, str | int]:
     from gangsim.api.duration import parse_duration_ms
     from gangsim.report import build_report, write_report
     from gangsim.sim.replay import replay
-    from gangsim.variants import parse_policy_spec
+    from gangsim.whatif.variants import parse_policy_spec
 
     trace = _load(case)
     spec = parse_policy_spec(case.policy)

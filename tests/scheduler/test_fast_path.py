@@ -1,5 +1,7 @@
-"""The fast path changes no placement, and stays fast: non-timing guards."""
+"""The fast path changes no placement, and stays fast: A/B tests on report bytes with each
+shortcut switched off by configuration (``api.config.FastPath``), and non-timing guards."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -7,12 +9,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks import shapes
+from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace, run
+from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.load import load_trace
+from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
 from gangsim.report import build_report, write_report
 from gangsim.sim.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ["deadlock.yaml", "mixed-day.yaml", "victims-in-vain.yaml", "greedy-limit.yaml", "disruption-single.yaml"]
+# each shortcut off on its own, then all of them (the reference path)
+SWITCHES = {
+    "no-static-filter-cache": {"fast_path": FastPath(static_filter_cache=False)},
+    "no-signature-cache": {"fast_path": FastPath(signature_cache=False)},
+    "no-windowed-search": {"fast_path": FastPath(windowed_search=False)},
+    "no-doomed-pass": {"fast_path": FastPath(doomed_pass=False)},
+    "reference": {"opportunistic_batching": False},
+}
 
 
 def report_bytes(trace, policy: str, tmp_path: Path, name: str, **changes) -> dict[str, bytes]:
@@ -24,11 +37,33 @@ def report_bytes(trace, policy: str, tmp_path: Path, name: str, **changes) -> di
 
 @pytest.mark.parametrize("policy", ["gang", "permit", "pod"])
 @pytest.mark.parametrize("name", TRACES)
-def test_batching_never_changes_a_report(name, policy, tmp_path):
+def test_the_reference_path_writes_the_same_report(name, policy, tmp_path):
     trace = load_trace([ROOT / "traces" / name])
     on = report_bytes(trace, policy, tmp_path, "on")
     off = report_bytes(trace, policy, tmp_path, "off", opportunistic_batching=False)
     assert on == off
+
+
+def test_every_switch_reaches_the_framework():
+    from gangsim.eventlog import EventLog
+    from gangsim.scheduler.framework.types import ResourceIndex
+    from gangsim.scheduler.profiles import POLICIES
+    from gangsim.scheduler.scheduler import Scheduler
+
+    def framework(**changes):
+        config = SchedulerConfig().with_changes(**changes)
+        sched = Scheduler(config, POLICIES["gang"], ResourceIndex(()), cluster=None, log=EventLog())  # type: ignore[arg-type]
+        return sched.frameworks["default-scheduler"]
+
+    on = framework()
+    assert on.static_cache is not None and on.signatures is not None and on.fast_path.windowed_search and on.fast_path.doomed_pass
+    assert framework(**SWITCHES["no-static-filter-cache"]).static_cache is None
+    off = framework(**SWITCHES["no-signature-cache"])
+    assert off.signatures is None and not off.fast_path.windowed_search and not off.fast_path.doomed_pass  # both read it
+    assert not framework(**SWITCHES["no-windowed-search"]).fast_path.windowed_search
+    assert not framework(**SWITCHES["no-doomed-pass"]).fast_path.doomed_pass
+    ref = framework(**SWITCHES["reference"])
+    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False)
 
 
 def test_filter_work_per_pod_does_not_grow_with_the_cluster():
@@ -53,8 +88,6 @@ def test_gang_cycles_reuse_the_signature_cache():
 def _congested_trace(tmp_path: Path, seed: int) -> Path:
     """Large gangs, two priorities and node failures on a small cluster: most PodGroup cycles
     fail, many with some pods placed first, and preemption re-runs the group algorithm."""
-    from gangsim.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
-
     spec = GeneratorSpec(
         seed=seed,
         pools=(PoolSpec("a", 24, gpus=8), PoolSpec("b", 8, gpus=4)),
@@ -72,43 +105,33 @@ def _congested_trace(tmp_path: Path, seed: int) -> Path:
     return path
 
 
+@pytest.mark.parametrize("switch", sorted(SWITCHES))
+@pytest.mark.parametrize("policy", ["gang", "pod"])
+def test_each_shortcut_off_gives_the_same_report_on_a_congested_trace(switch, policy, tmp_path):
+    trace = load_trace([_congested_trace(tmp_path, 1)])
+    trace = replace(trace, horizon_ms=4 * 3_600_000)
+    on = report_bytes(trace, policy, tmp_path, "on")
+    off = report_bytes(trace, policy, tmp_path, "off", **SWITCHES[switch])
+    assert on == off
+
+
 @pytest.mark.parametrize("seed", [1, 2])
-def test_doomed_group_cycles_are_decided_without_filter_and_identically(seed, tmp_path, monkeypatch):
-    """``doomed_by_capacity`` replays a failed pass on counts: the reports must be the bytes of
-    the pass run pod by pod, and the congested trace must actually exercise it."""
-    import gangsim.scheduler.schedule_podgroup as spg
-
+def test_doomed_group_cycles_are_decided_without_filter_and_identically(seed, tmp_path):
+    """The doomed pass replays a failed pass on counts: the reports must be the bytes of the
+    pass run pod by pod, and the congested trace must actually exercise it."""
     trace = load_trace([_congested_trace(tmp_path, seed)])
-    real = spg.doomed_by_capacity
-    decided = []
-
-    def counting(*args, **kwargs):
-        result = real(*args, **kwargs)
-        decided.append(result is not None)
-        return result
-
-    monkeypatch.setattr(spg, "doomed_by_capacity", counting)
+    log = replay(trace, "gang")
+    assert log.counters["doomed_passes"] >= 50
     on = report_bytes(trace, "gang", tmp_path, "on")
-    monkeypatch.setattr(spg, "doomed_by_capacity", lambda *args, **kwargs: None)
-    off = report_bytes(trace, "gang", tmp_path, "off")
-    assert sum(decided) >= 50
+    off = report_bytes(trace, "gang", tmp_path, "off", fast_path=FastPath(doomed_pass=False))
     assert on == off
 
 
 @pytest.mark.parametrize("shortcut", [True, False])
-def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut, monkeypatch):
+def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut):
     """3 eight-GPU nodes, two taken by a running gang; a gang of 4 whole-node pods: one pod fits,
     the next fails and PlacementFeasible says "1 scheduled, 2 remaining": decided from counts
     or pod by pod, the same message, and nothing bound."""
-    import sys
-
-    import gangsim.scheduler.schedule_podgroup as spg
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from builders import create, make_group, make_job, make_node, make_trace, run
-
-    if not shortcut:
-        monkeypatch.setattr(spg, "doomed_by_capacity", lambda *args, **kwargs: None)
     trace = make_trace(
         *(create(make_node(f"n{i}", cpu=8, gpus=8, memory_gi=64)) for i in range(3)),
         create(make_group("first", 2)),
@@ -116,8 +139,10 @@ def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut, monkeypatc
         create(make_group("second", 4), at_s=10),
         create(make_job("second", 4, cpu=1, gpus=8, group="second", duration_s=600), at_s=10),
         horizon_s=60,
+        config=SchedulerConfig(fast_path=FastPath(doomed_pass=shortcut)),
     )
     log = run(trace, "gang")
+    assert (log.counters["doomed_passes"] > 0) is shortcut
     bound = sorted(p.pod for p in log.pods if p.bound_ms is not None)
     assert bound == ["default/first-0", "default/first-1"]
     group_messages = {m for k, o, m in zip(log.ev_kind, log.ev_object, log.ev_message) if k == "PodGroup" and o == "default/second"}
@@ -133,7 +158,7 @@ def _log_facts(log) -> tuple:
         list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
         list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
         log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits"))},
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes"))},
     )  # fmt: skip
 
 
@@ -148,21 +173,13 @@ def _log_facts(log) -> tuple:
 )
 def test_doomed_passes_decided_from_counts_match_the_pod_by_pod_pass(nodes, gangs):
     """Random clusters and single-shape gangs (pods, cpu, priority, arrival, disruption mode):
-    the replay with ``doomed_by_capacity`` records exactly what the pod-by-pod pass records."""
-    import gangsim.scheduler.schedule_podgroup as spg
-    from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace
-
+    the replay with the doomed pass records exactly what the pod-by-pod pass records."""
     events = [create(make_node(f"n{i}", cpu=cpu, gpus=cpu)) for i, cpu in enumerate(nodes)]
     for g, (pods, cpu, priority, at_s, mode) in enumerate(gangs):
         name = f"g{g}"
         events.append(create(make_group(name, pods, priority=priority, mode=mode), at_s))
         events.append(create(make_job(name, pods, cpu=cpu, gpus=cpu, priority=priority, group=name, duration_s=60, grace_s=5), at_s))
     trace = make_trace(*events, config=NO_BACKOFF, horizon_s=600)
-    real = spg.doomed_by_capacity
-    try:
-        with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
-        spg.doomed_by_capacity = lambda *args, **kwargs: None
-        pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True))
-    finally:
-        spg.doomed_by_capacity = real
+    with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
+    pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True, config=NO_BACKOFF.with_changes(fast_path=FastPath(doomed_pass=False))))
     assert with_counts == pod_by_pod

@@ -6,12 +6,20 @@ import pytest
 from builders import create, events_of, make_node, make_pod, make_trace, pod_rows, run
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.types import QueuedEntity
+from gangsim.scheduler.plugins.queuesort import PrioritySort
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 
 
 def queue(config=None, now=0):
     clock = {"now": now}
-    q = SchedulingQueue(config or SchedulerConfig(), now=lambda: clock["now"], is_stale=lambda e: False, wake_at=lambda t: None, pre_enqueue=lambda e: None)
+    q = SchedulingQueue(
+        config or SchedulerConfig(),
+        now=lambda: clock["now"],
+        is_stale=lambda e: False,
+        wake_at=lambda t: None,
+        pre_enqueue=lambda e: None,
+        sort_key=PrioritySort(None, None).sort_key,  # type: ignore[arg-type]  # stateless
+    )
     return q, clock
 
 

@@ -6,8 +6,9 @@ them exactly as a failed group cycle hands them over."""
 import pytest
 
 from builders import create, make_group, make_node, make_pdb, make_pod, make_trace, placements, run, victims
+from gangsim.scheduler.framework.preemption.evaluator import Evaluator, PodGroupStrategy
+from gangsim.scheduler.framework.preemption.units import UnitIndex
 from gangsim.scheduler.framework.types import NO_NODE
-from gangsim.scheduler.preemption.podgroup import preempt_podgroup
 from gangsim.sim.replay import Setup
 
 LOW, MID, HIGH = 10, 50, 100
@@ -39,7 +40,7 @@ def evaluate(*events, setup_hook=None):
     st = sched.group_states["default/pre"]
     fw = sched.frameworks["default-scheduler"]
     pods = sorted(st.entity.pods, key=lambda p: p.name)
-    res = preempt_podgroup(sched, fw, st, pods)
+    res = Evaluator().preempt(PodGroupStrategy(fw, UnitIndex(fw, generic_workload=True), st, pods))
     names = sorted(p.name for u in res.victims for p in u.pods)
     noms = {p.name: (sched.nodes.names[res.nominations[p.uid]] if res.nominations.get(p.uid, NO_NODE) != NO_NODE else "") for p in pods} if res.nominations else {}
     return res, names, noms

@@ -8,37 +8,10 @@ that NodeResourcesFit is a single vectorised comparison per pod.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 
-from gangsim.api.objects import Node, PodSpec, Taint
-
-CPU_COL = 0
-MEMORY_COL = 1
-PODS_COL = 2
-BASE_RESOURCES = ("cpu", "memory", "pods")
-
-
-class ResourceIndex:
-    """Maps resource names to columns: cpu, memory, pods first, then the rest sorted by name."""
-
-    def __init__(self, names: Iterable[str]) -> None:
-        rest = sorted(set(names) - set(BASE_RESOURCES))
-        self.names: tuple[str, ...] = BASE_RESOURCES + tuple(rest)
-        self.col: dict[str, int] = {n: i for i, n in enumerate(self.names)}
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def vector(self, amounts: dict[str, int], *, pod: bool = False) -> np.ndarray:
-        v = np.zeros(len(self.names), dtype=np.int64)
-        for name, amount in amounts.items():
-            v[self.col[name]] = amount
-        if pod:
-            v[PODS_COL] = 1
-        return v
-
+from gangsim.api.objects import Node
+from gangsim.scheduler.framework.types import ResourceIndex
 
 class NodeTable:
     def __init__(self, resources: ResourceIndex, capacity: int = 64) -> None:
@@ -65,8 +38,6 @@ class NodeTable:
         # bumped on any change to any row (resources included)
         self.generation = 0
         self.row_generation = np.zeros(capacity, dtype=np.int64)
-        self.total_gpus = 0
-        self._gpu_col = resources.col.get("nvidia.com/gpu")
         # rows in the order they changed, so caches refresh only those; reset (new epoch) when long
         self.touched: list[int] = []
         self.touch_epoch = 0
@@ -98,24 +69,20 @@ class NodeTable:
         self.unschedulable[row] = node.unschedulable
         self.alive[row] = True
         self._rebuild_order()
-        self.total_gpus += self.gpus_of_row(row)
         self._touch(row, static=True)
         return row
 
     def update_node(self, node: Node) -> int:
         row = self.row_of[node.name]
-        old_gpus = self.gpus_of_row(row)
         self.nodes[row] = node
         self.allocatable[row] = self.resources.vector(node.allocatable)
         self.free[row] = self.allocatable[row] - self.requested[row]
         self.unschedulable[row] = node.unschedulable
-        self.total_gpus += self.gpus_of_row(row) - old_gpus
         self._touch(row, static=True)
         return row
 
     def remove_node(self, name: str) -> int:
         row = self.row_of.pop(name)
-        self.total_gpus -= self.gpus_of_row(row)
         self.alive[row] = False
         self._rebuild_order()
         self._touch(row, static=True)
@@ -137,18 +104,9 @@ class NodeTable:
         if static:
             self.static_generation += 1
 
-    def gpus_of_row(self, row: int) -> int:
-        return int(self.allocatable[row, self._gpu_col]) if self._gpu_col is not None else 0
-
     @property
     def num_nodes(self) -> int:
         return len(self.order)
-
-    def labels(self, row: int) -> dict[str, str]:
-        return self.nodes[row].labels
-
-    def taints(self, row: int) -> tuple[Taint, ...]:
-        return self.nodes[row].taints
 
     # ---- pods --------------------------------------------------------------------------------
     def assign(self, row: int, uid: int, pod: object, demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> None:
@@ -176,6 +134,3 @@ class NodeTable:
             bad = [self.names[r] for r in rows[over]]
             raise AssertionError(f"over-committed nodes: {bad[:5]}")
 
-
-def pod_demand(resources: ResourceIndex, spec: PodSpec) -> np.ndarray:
-    return resources.vector(spec.requests, pod=True)

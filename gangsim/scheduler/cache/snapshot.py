@@ -17,7 +17,10 @@ from gangsim.scheduler.framework.types import PodInfo
 
 
 class Snapshot:
-    def __init__(self, nodes: NodeTable) -> None:
+    """Implements ``framework.handle.SnapshotView``. ``victim_priority`` gives a pod's priority as
+    a preemption victim (a group member's is its group's), which the priority index keys on."""
+
+    def __init__(self, nodes: NodeTable, victim_priority: Callable[[PodInfo], int]) -> None:
         self.nodes = nodes
         # assigned pods that carry any pod (anti-)affinity term: InterPodAffinity needs them only
         self.affinity_pods: dict[int, PodInfo] = {}
@@ -25,7 +28,7 @@ class Snapshot:
         self.assigned: dict[int, PodInfo] = {}
         # assigned pods by their priority as preemption victims (a group member's is its group's):
         # workload-aware preemption looks only at the buckets below the preemptor's priority
-        self.victim_priority: Callable[[PodInfo], int] = lambda p: p.priority
+        self.victim_priority = victim_priority
         self.by_victim_priority: dict[int, dict[int, PodInfo]] = {}
         self._indexed_at: dict[int, int] = {}
 
@@ -93,6 +96,17 @@ class Snapshot:
             for p, old in saved:
                 self.unassign(p)
                 p.node_row = old
+
+    @contextmanager
+    def pod_order_saved(self, rows: set[int]) -> Iterator[None]:
+        """On exit each of ``rows`` lists its pods in the order it had on entry (a dry run that
+        removes and puts back pods must not reorder them: the order is every tie-break's)."""
+        saved = {r: dict(self.nodes.pods[r]) for r in rows}
+        try:
+            yield
+        finally:
+            for r, order in saved.items():
+                self.nodes.pods[r] = order
 
     def pods_on(self, row: int) -> list[PodInfo]:
         return list(self.nodes.pods[row].values())  # type: ignore[arg-type]

@@ -1,22 +1,29 @@
-"""Status codes, ``Status`` and one Protocol per extension point.
+"""The plugin contracts: ``Code``, ``Status`` and one Protocol per extension point (kube's staging
+``k8s.io/kube-scheduler/framework/interface.go``).
 
-Filter and Score work on arrays of node rows rather than one node at a time: the per-node kube
-signature ``Filter(pod, nodeInfo) -> *Status`` becomes ``filter(state, pod, rows) -> int8[rows]``
-holding the same codes, and ``reasons`` renders the message for one row only when a FitError or
-preemption diagnosis needs it.
+A plugin is a class with ``NAME`` that subclasses the Protocols of the extension points it
+implements; :mod:`gangsim.scheduler.plugins.registry` maps the name to a factory
+``(args, handle) -> plugin`` and the runtime (:mod:`gangsim.scheduler.framework.runtime`) builds
+one list per extension point from a profile, checking each plugin with ``isinstance`` once.
+Plugins import this package only — never the runtime, the scheduler or each other.
+
+Filter and Score work on arrays of node rows rather than one node at a time: kube's per-node
+``Filter(pod, nodeInfo) -> *Status`` becomes ``filter(state, pod, rows) -> int8[rows]`` holding
+the same codes, and ``reasons`` renders one row's message only when a FitError or a preemption
+diagnosis needs it. ``None`` stands for a Success status, so the happy path allocates nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from enum import Enum, IntEnum
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 if TYPE_CHECKING:
     from gangsim.scheduler.framework.cycle_state import CycleState
-    from gangsim.scheduler.framework.types import PodInfo
+    from gangsim.scheduler.framework.types import Diagnosis, PodGroupState, PodInfo, QueuedEntity
 
 
 class Code(IntEnum):
@@ -24,10 +31,10 @@ class Code(IntEnum):
 
     SUCCESS = 0
     ERROR = 1
-    UNSCHEDULABLE = 2
-    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
-    WAIT = 4
-    SKIP = 5
+    UNSCHEDULABLE = 2  # preemption may help
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3  # preemption cannot help
+    WAIT = 4  # Permit: hold the reservation
+    SKIP = 5  # PreFilter/PreScore: the plugin has nothing to do for this pod
     PENDING = 6
 
 
@@ -43,63 +50,192 @@ class Status:
     def message(self) -> str:
         return ", ".join(self.reasons)
 
-    @property
-    def is_rejection(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-
-    @staticmethod
-    def unschedulable(*reasons: str, plugin: str = "") -> "Status":
-        return Status(Code.UNSCHEDULABLE, tuple(reasons), plugin)
-
     @staticmethod
     def unresolvable(*reasons: str, plugin: str = "") -> "Status":
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), plugin)
 
-    @staticmethod
-    def error(*reasons: str, plugin: str = "") -> "Status":
-        return Status(Code.ERROR, tuple(reasons), plugin)
 
-    @staticmethod
-    def wait(*reasons: str, plugin: str = "") -> "Status":
-        return Status(Code.WAIT, tuple(reasons), plugin)
+class ClusterEvent(Enum):
+    """Cluster events a plugin can register for (``EventsToRegister``); the queue moves an
+    unschedulable entity back when an event one of its rejecting plugins registered for happens."""
 
-
-def is_success(status: Status | None) -> bool:
-    return status is None or status.code == Code.SUCCESS
+    NODE_ADD = "Node/Add"
+    NODE_ALLOCATABLE_UP = "Node/UpdateNodeAllocatable"  # allocatable grew
+    NODE_SCHEDULABLE = "Node/UpdateNodeTaint(unschedulable=false)"  # cordon lifted
+    NODE_TAINT = "Node/UpdateNodeTaint"
+    NODE_LABEL = "Node/UpdateNodeLabel"
+    ASSIGNED_POD_ADD = "AssignedPod/Add"
+    ASSIGNED_POD_DELETE = "AssignedPod/Delete"
+    NOMINATED_POD_DELETE = "NominatedPod/Delete"
+    POD_GROUP = "PodGroup/Add|Update(minCount down), UnscheduledPod/Add of the group"  # group-scoped
 
 
 @runtime_checkable
 class Plugin(Protocol):
-    NAME: str
+    NAME: ClassVar[str]
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """Cluster events after which an entity this plugin rejected may succeed (queueing hints)."""
+        ...
 
 
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
     def pre_enqueue(self, pod: "PodInfo") -> Status | None:
-        """None lets the pod into activeQ/backoffQ; a status parks it as gated."""
+        """None lets the pod into activeQ/backoffQ; a status parks it as gated (§4.4)."""
+        ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, e: "QueuedEntity") -> tuple:
+        """``Less`` as a heap key: ``a`` pops before ``b`` iff ``sort_key(a) < sort_key(b)``."""
+        ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: "CycleState", pod: "PodInfo") -> Status | None:
+        """Compute per-cycle state; a SKIP status means this plugin's Filter has nothing to check."""
+        ...
 
 
 @runtime_checkable
 class FilterPlugin(Plugin, Protocol):
+    # True: the result for a row depends only on the node's labels, taints and flags and on the
+    # pod's spec, never on what runs there (the fast path caches it per static signature)
+    NODE_STATIC: ClassVar[bool]
+
     def filter(self, state: "CycleState", pod: "PodInfo", rows: np.ndarray) -> np.ndarray:
         """int8 Code per row: SUCCESS, UNSCHEDULABLE or UNSCHEDULABLE_AND_UNRESOLVABLE."""
+        ...
 
     def reasons(self, state: "CycleState", pod: "PodInfo", row: int) -> tuple[str, ...]:
         """Why ``row`` failed; only called to build a FitError or a preemption diagnosis."""
+        ...
+
+    def reason_counts(self, state: "CycleState", pod: "PodInfo", rows: np.ndarray) -> dict[str, int]:
+        """The FitError histogram of failed ``rows``: how often each reason occurs."""
+        counts: dict[str, int] = {}
+        for r in rows.tolist():
+            for reason in self.reasons(state, pod, r):
+                counts[reason] = counts.get(reason, 0) + 1
+        return counts
+
+
+@runtime_checkable
+class CapacityPlugin(FilterPlugin, Protocol):
+    def capacity(self, pod: "PodInfo", rows: np.ndarray) -> np.ndarray | None:
+        """For each row that passes this Filter, how many more pods shaped like ``pod`` it would
+        still pass, each placed pod lowering that by exactly one; None when it cannot say. Lets
+        the fast path decide a doomed PodGroup pass from counts (``fastpath.doomed``)."""
+        ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: "CycleState", pod: "PodInfo") -> Status | None:
+        """A SKIP status: this plugin's Score adds nothing for this pod (e.g. nothing requested)."""
+        ...
 
 
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
-    PER_ROW: bool  # True: a row's raw score depends only on that row and the pod's signature
+    # True: a row's raw score depends only on that row and the pod's signature (KEP-5598 SignPlugin)
+    SCORE_PER_ROW: ClassVar[bool]
 
     def score(self, state: "CycleState", pod: "PodInfo", rows: np.ndarray) -> np.ndarray | None:
         """int64 raw score per row; None means Skip (the plugin adds nothing)."""
+        ...
 
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         """NormalizeScore over the scored rows: raw → 0..100."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: "CycleState", pod: "PodInfo", diagnosis: "Diagnosis") -> "PostFilterResult":
+        """A pod found no node: try to make room (DefaultPreemption, §5)."""
+        ...
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_row: int | None  # None: leave the nomination as it is; NO_NODE: clear it
+    message: str = ""  # appended to the FitError ("preemption: 0/3 nodes are available: …")
+    refused: bool = False  # the pod may not preempt at all (the message says why)
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: "CycleState", pod: "PodInfo", row: int) -> Status | None: ...
+
+    def unreserve(self, state: "CycleState", pod: "PodInfo", row: int) -> None: ...
 
 
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
-    def permit(self, pod: "PodInfo", node_row: int) -> tuple[Status | None, int]:
-        """(status, timeout_ms): None = allow, WAIT = hold the reservation up to timeout_ms."""
+    def permit(self, state: "CycleState", pod: "PodInfo", row: int) -> tuple[Status | None, int]:
+        """(None, 0): allow; (WAIT, timeout_ms): hold the reservation until a plugin allows the
+        pod through ``Handle.waiting_pods`` or the timeout rejects it."""
+        ...
+
+
+@runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    def placement_feasible(self, group: "PodGroupState", scheduled: int, remaining: int) -> Status | None:
+        """During the PodGroup pass (§8.4): UNSCHEDULABLE once the placement can no longer
+        succeed (the pass stops), WAIT while it has not yet succeeded, None when it has."""
+        ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    def pod_group_post_filter(self, group: "PodGroupState", pods: list["PodInfo"], status: Status) -> "PodGroupPostFilterResult":
+        """A PodGroup cycle failed: try to make room for the group (workload-aware preemption)."""
+        ...
+
+
+@dataclass(slots=True)
+class PodGroupPostFilterResult:
+    status: Status  # SUCCESS: waiting on preemption; otherwise the rejection to append
+    nominations: dict[int, int] | None = None  # preemptor pod uid -> row; None: clear them all
+    placed: int = 0  # pods the preemption made room for (PartialSuccess compares it)
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    def generate_placements(self, group: "PodGroupState", pods: list["PodInfo"]) -> list[np.ndarray]:
+        """Candidate placements for the group (KEP-5732: one per topology domain), each the node
+        rows the group may use. No such plugin in a profile: one placement, the whole cluster
+        (topology-aware scheduling brings the first implementation)."""
+        ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    def score_placement(self, group: "PodGroupState", placed: list[tuple["PodInfo", int]]) -> int:
+        """Rank a feasible placement (KEP-5732); the highest total wins."""
+        ...
+
+
+# Every extension point, in the order a profile lists them (the runtime builds one list per entry).
+EXTENSION_POINTS: dict[str, type] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "placementGenerate": PlacementGeneratePlugin,
+    "placementFeasible": PlacementFeasiblePlugin,
+    "placementScore": PlacementScorePlugin,
+    "podGroupPostFilter": PodGroupPostFilterPlugin,
+}

@@ -1,63 +1,87 @@
-"""The framework runtime of one profile: runs Filter over node rows, Score over feasible rows,
-and picks the host (kube's ``framework/runtime/framework.go`` + ``schedule_one.go`` helpers).
+"""The framework runtime of one profile (kube's ``framework/runtime/framework.go`` and the
+``schedule_one.go`` helpers): builds one plugin list per extension point from the profile's
+plugin names and a registry, runs each extension point, and is the ``Handle`` its plugins get.
+It never names a plugin: what a plugin does comes from the Protocols it implements.
 
-Determinism: Filter runs over every live row at once (numpy), then keeps what the serial,
-rotating search of ``findNodesThatPassFilters`` would keep: rows in ``next_start_index``
-rotation, the first ``num_feasible_nodes_to_find`` feasible ones. Equal best scores go to the
-node listed first in the trace (or a seeded random choice among them with ``--seed``).
+Reference path (every ``FastPath`` switch off): Filter runs the filter plugins in order over the
+rows of the rotation; Score sums weight × NormalizeScore(raw) over the feasible rows.
 
-Speed (opportunistic batching, KEP-5598, generalised): for a signable pod, the Filter code and
-the raw score of every row depend only on that row and the pod's signature. They are kept per
-signature and recomputed only for rows whose generation moved since, so consecutive pods of the
-same shape cost O(changed rows). The same rotation, node count and normalisation run on top, so
-a cached result is by construction the uncached one (a test replays with the cache off).
+Determinism: Filter runs over the rows at once (numpy), then keeps what the serial, rotating
+search of ``findNodesThatPassFilters`` would keep: rows in ``next_start_index`` rotation, the
+first ``num_feasible_nodes_to_find`` feasible ones. Equal best scores go to the node listed
+first in the trace (or a seeded random choice among them with ``--seed``).
+
+Speed: the shortcuts of :mod:`gangsim.scheduler.fastpath` plug in where marked, each behind its
+own switch; with them on the same rows are kept, so the result is the reference one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from typing import Protocol
 
 import numpy as np
 
-from gangsim.api.config import Profile, SchedulerConfig
-from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.api.objects import PodDisruptionBudget
+from gangsim.eventlog import EventLog
+from gangsim.scheduler.fastpath import search
+from gangsim.scheduler.fastpath.signatures import SignatureCache
+from gangsim.scheduler.fastpath.static_cache import StaticFilterCache
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code, Status
-from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo
-from gangsim.scheduler.plugins import names
-from gangsim.scheduler.plugins.interpodaffinity import InterPodAffinity
-from gangsim.scheduler.plugins.nodeaffinity import NodeAffinity
-from gangsim.scheduler.plugins.nodename import NodeName
-from gangsim.scheduler.plugins.noderesources import BalancedAllocation, NodeResourcesFit
-from gangsim.scheduler.plugins.nodeunschedulable import NodeUnschedulable
-from gangsim.scheduler.plugins.tainttoleration import TaintToleration
+from gangsim.scheduler.framework.handle import ClusterAPI, Handle, Nominator, SnapshotView, WaitingPods
+from gangsim.scheduler.framework.interface import (
+    EXTENSION_POINTS,
+    ClusterEvent,
+    Code,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    PlacementFeasiblePlugin,
+    Plugin,
+    PodGroupPostFilterPlugin,
+    PodGroupPostFilterResult,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Status,
+)
+from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+_FAILED_WITH_NOMINATED = "failed_with_nominated"
+_SIGNATURE = "signature"
 
 
-class SignatureEntry:
-    """Per-row Filter codes and raw scores of one pod signature, as of node-table ``generation``."""
+class Services(Protocol):
+    """What the runtime borrows from the scheduler to be a Handle: the state every profile
+    shares (``gangsim.scheduler.scheduler.Scheduler`` provides it)."""
 
-    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch", "n_failed")
+    cluster: ClusterAPI
+    snapshot: SnapshotView
+    nominator: Nominator
+    waiting_pods: WaitingPods
+    log: EventLog
+    rng: np.random.Generator | None
 
-    def __init__(self) -> None:
-        self.n_failed = 0  # live rows whose Filter code is not Success
-        self.log_pos = 0
-        self.log_epoch = -1
-        self.generation = -1
-        self.static_generation = -1
-        self.rows = 0
-        self.codes = np.zeros(0, dtype=np.int8)
-        self.plugin = np.zeros(0, dtype=np.int8)
-        self.raw: list[np.ndarray | None] = []
+    def pod_group(self, key: str) -> PodGroupState | None: ...
+
+    def pdbs(self) -> Iterator[PodDisruptionBudget]: ...
+
+    def victim_priority(self, pod: PodInfo) -> int: ...
+
+    def bump(self, *, release: bool = True) -> None: ...
+
+    def activate(self, pods: list[PodInfo]) -> None: ...
 
 
-@dataclass(slots=True)
-class ScheduleResult:
-    suggested_row: int
-    evaluated_nodes: int
-    feasible_nodes: int
+GroupAlgorithm = Callable[["Framework", PodGroupState, list[PodInfo]], GroupResult]
+Factory = Callable[[PluginArgs, Handle], Plugin]
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -72,106 +96,190 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def apply_filters(plugins: list, base: int, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
-    """Run ``plugins`` in order on the rows still passing; record the first failure of each row
-    (code, and the failing plugin's index offset by ``base``), as RunFilterPlugins stops at it."""
-    for j, p in enumerate(plugins):
-        todo = np.flatnonzero(codes == 0)
-        if len(todo) == 0:
-            return
-        c = p.filter(state, pod, rows[todo])
-        failed = c != 0
-        codes[todo[failed]] = c[failed]
-        plugin[todo[failed]] = base + j
+class Framework(Handle):
+    """One profile. ``plugins`` names the plugins per extension point (``EXTENSION_POINTS``
+    keys); ``weights`` the score weights; ``group_algorithm`` is the PodGroup pass that
+    workload-aware preemption re-runs (``Handle.run_pod_group_algorithm``)."""
 
-
-class Framework:
-    def __init__(self, profile: Profile, config: SchedulerConfig, snapshot: Snapshot, rng: np.random.Generator | None) -> None:
-        self.profile = profile
-        self.config = config
-        self.snapshot = snapshot
-        self.rng = rng
-        self.fit = NodeResourcesFit(snapshot, profile.scoring_strategy)
-        self.inter_pod_affinity = InterPodAffinity(snapshot, profile.hard_pod_affinity_weight)
-        taint = TaintToleration(snapshot)
-        affinity = NodeAffinity(snapshot)
-        all_filters = [NodeUnschedulable(snapshot), NodeName(snapshot), taint, affinity, self.fit, self.inter_pod_affinity]
-        self.static_filters = [p for p in all_filters if p.STATIC and p.NAME not in profile.disabled_filters]
-        self.dynamic_filters = [p for p in all_filters if not p.STATIC and p.NAME not in profile.disabled_filters]
-        self.filter_names = [p.NAME for p in self.static_filters + self.dynamic_filters]
-        candidates = {
-            names.TAINT_TOLERATION: taint,
-            names.NODE_AFFINITY: affinity,
-            names.NODE_RESOURCES_FIT: self.fit,
-            names.INTER_POD_AFFINITY: self.inter_pod_affinity,
-            names.NODE_RESOURCES_BALANCED_ALLOCATION: BalancedAllocation(snapshot, profile.balanced_resources),
-        }
-        self.scorers = [(candidates[n], w) for n, w in profile.score_weights.items() if w > 0 and n in candidates]
-        dynamic = {p.NAME for p in self.dynamic_filters}
-        self._capacity_is_resource_fit = names.NODE_RESOURCES_FIT in dynamic and dynamic <= {names.NODE_RESOURCES_FIT, names.INTER_POD_AFFINITY}
+    def __init__(
+        self,
+        plugins: Mapping[str, tuple[str, ...]],
+        weights: Mapping[str, int],
+        args: PluginArgs,
+        services: Services,
+        registry: Mapping[str, Factory],
+        group_algorithm: GroupAlgorithm,
+    ) -> None:
+        self.args = args
+        self.profile = args.profile
+        self._services = services
+        self._group_algorithm = group_algorithm
+        # the Handle's shared parts
+        self.cluster: ClusterAPI = services.cluster
+        self.snapshot: SnapshotView = services.snapshot
+        self.nominator: Nominator = services.nominator
+        self.waiting_pods: WaitingPods = services.waiting_pods
+        self.log: EventLog = services.log
+        self.rng = services.rng
+        # one instance per plugin name, shared by every extension point it is enabled at
+        instances: dict[str, Plugin] = {}
+        lists: dict[str, list] = {}
+        for point, names in plugins.items():
+            protocol = EXTENSION_POINTS[point]
+            for name in names:
+                if name not in registry:
+                    raise ValueError(f"plugin {name!r} is not registered")
+                plugin = instances.get(name)
+                if plugin is None:
+                    plugin = instances[name] = registry[name](args, self)
+                if not isinstance(plugin, protocol):
+                    raise TypeError(f"plugin {name} does not implement {protocol.__name__} (enabled at {point})")
+                lists.setdefault(point, []).append(plugin)
+        self.plugins = instances
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = lists.get("preEnqueue", [])
+        sorts: list[QueueSortPlugin] = lists.get("queueSort", [])
+        if len(sorts) != 1:
+            raise ValueError(f"a profile needs exactly one queueSort plugin, got {len(sorts)}")
+        self.queue_sort = sorts[0]
+        self.pre_filter_plugins: list[PreFilterPlugin] = lists.get("preFilter", [])
+        self.filter_plugins: list[FilterPlugin] = lists.get("filter", [])
+        self.filter_names = [p.NAME for p in self.filter_plugins]
+        # the leading node-static filters: what the static cache may keep per static signature
+        self.n_static = next((i for i, p in enumerate(self.filter_plugins) if not p.NODE_STATIC), len(self.filter_plugins))
+        self.dynamic_filters = self.filter_plugins[self.n_static :]
+        self.post_filter_plugins: list[PostFilterPlugin] = lists.get("postFilter", [])
+        self.pre_score_plugins: set[str] = {p.NAME for p in lists.get("preScore", [])}
+        self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
+        self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
+        self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
+        self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = lists.get("placementFeasible", [])
+        self.pod_group_post_filter_plugins: list[PodGroupPostFilterPlugin] = lists.get("podGroupPostFilter", [])
         self.next_start_index = 0
-        self._static_cache: dict[tuple, tuple[int, np.ndarray, np.ndarray]] = {}
-        self._signatures: dict[tuple, SignatureEntry] = {}
-        self.batching = config.opportunistic_batching
+        self.percentage = self.profile.percentage_of_nodes_to_score if self.profile.percentage_of_nodes_to_score is not None else args.config.percentage_of_nodes_to_score
         # instrumentation, a non-timing guard against O(nodes × pods) paths: rows Filter looked
         # at as upstream would (evaluated) and rows the plugins actually computed (computed)
         self.filter_rows_evaluated = 0
         self.filter_rows_computed = 0
-        self.batch_hits = 0  # pods served from their signature's cache (scheduler_batch_attempts_total)
-        self.percentage = profile.percentage_of_nodes_to_score if profile.percentage_of_nodes_to_score is not None else config.percentage_of_nodes_to_score
+        self.doomed_passes = 0  # PodGroup passes the fast path decided from counts
+        # the fast path (gangsim.scheduler.fastpath), each part behind its switch
+        fast = args.config.effective_fast_path
+        self.fast_path = fast
+        self.static_cache = StaticFilterCache(self.snapshot.nodes, self._static_codes) if fast.static_filter_cache and self.n_static else None
+        self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
 
-    # ---- Filter ------------------------------------------------------------------------------
-    def _static_codes(self, pod: PodInfo) -> tuple[np.ndarray, np.ndarray]:
-        """Codes and first-failing-plugin index over *all* rows, cached per static signature."""
-        nodes = self.snapshot.nodes
-        key = pod.static_key
-        hit = self._static_cache.get(key)
-        if hit is not None and hit[0] == nodes.static_generation and len(hit[1]) >= len(nodes.names):
-            return hit[1], hit[2]
-        n = len(nodes.names)
-        rows = np.arange(n, dtype=np.int64)
-        codes = np.zeros(n, dtype=np.int8)
-        plugin = np.full(n, -1, dtype=np.int8)
-        apply_filters(self.static_filters, 0, CycleState(), pod, rows, codes, plugin)
-        if len(self._static_cache) > 4096:
-            self._static_cache.clear()
-        self._static_cache[key] = (nodes.static_generation, codes, plugin)
+    # ---- Handle: the shared parts ------------------------------------------------------------------
+    def pod_group(self, key: str) -> PodGroupState | None:
+        return self._services.pod_group(key)
+
+    def pdbs(self) -> Iterator[PodDisruptionBudget]:
+        return self._services.pdbs()
+
+    def victim_priority(self, pod: PodInfo) -> int:
+        return self._services.victim_priority(pod)
+
+    def bump(self, *, release: bool = True) -> None:
+        self._services.bump(release=release)
+
+    def activate(self, pods: list[PodInfo]) -> None:
+        self._services.activate(pods)
+
+    def run_pod_group_algorithm(self, group: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+        return self._group_algorithm(self, group, pods)
+
+    def events_to_register(self) -> dict[ClusterEvent, set[str]]:
+        """Which plugins' queueing hints say Queue for each cluster event."""
+        out: dict[ClusterEvent, set[str]] = {}
+        for p in self.plugins.values():
+            if isinstance(p, EnqueueExtensions):
+                for event in p.events_to_register():
+                    out.setdefault(event, set()).add(p.NAME)
+        return out
+
+    # ---- PreEnqueue, QueueSort -------------------------------------------------------------------
+    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for p in self.pre_enqueue_plugins:
+            status = p.pre_enqueue(pod)
+            if status is not None:
+                return status
+        return None
+
+    # ---- PreFilter, Filter -------------------------------------------------------------------------
+    def run_pre_filter(self, state: CycleState, pod: PodInfo) -> None:
+        """Once per CycleState: each PreFilter plugin computes its state; a SKIP status means the
+        plugin's Filter passes every row in this cycle (``CycleState.skip_filter``)."""
+        if state.pre_filtered:
+            return
+        state.pre_filtered = True
+        for p in self.pre_filter_plugins:
+            status = p.pre_filter(state, pod)
+            if status is not None and status.code == Code.SKIP:
+                state.skip_filter.add(p.NAME)
+
+    def _apply(self, first: int, last: int, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
+        """Run filter plugins ``first..last-1`` on the rows still passing; record the first
+        failure of each row (code and plugin index), as RunFilterPlugins stops at it."""
+        skip = state.skip_filter
+        if len(rows) == 1:  # the common refresh: one row changed by the last bind
+            if codes[0] != 0:
+                return
+            for j in range(first, last):
+                p = self.filter_plugins[j]
+                if p.NAME in skip:
+                    continue
+                c = p.filter(state, pod, rows)
+                if c[0] != 0:
+                    codes[0] = c[0]
+                    plugin[0] = j
+                    return
+            return
+        for j in range(first, last):
+            p = self.filter_plugins[j]
+            if p.NAME in skip:
+                continue
+            todo = np.flatnonzero(codes == 0)
+            if len(todo) == 0:
+                return
+            c = p.filter(state, pod, rows[todo])
+            failed = c != 0
+            codes[todo[failed]] = c[failed]
+            plugin[todo[failed]] = j
+
+    def _static_codes(self, pod: PodInfo, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        state = CycleState()
+        self.run_pre_filter(state, pod)
+        codes = np.zeros(len(rows), dtype=np.int8)
+        plugin = np.full(len(rows), -1, dtype=np.int8)
+        self._apply(0, self.n_static, state, pod, rows, codes, plugin)
         return codes, plugin
 
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Codes and failing plugin index (into ``filter_names``) for ``rows``.
+        """Codes and failing plugin index (into ``filter_plugins``) for ``rows``.
 
         With ``nominated``, rows hosting nominated pods of priority >= the pod's are checked
         both without and with those pods (``RunFilterPluginsWithNominatedPods``).
         """
         self.filter_rows_computed += len(rows)
-        s_codes, s_plugin = self._static_codes(pod)
-        codes = s_codes[rows]
-        plugin = s_plugin[rows]
-        base = len(self.static_filters)
-        if len(rows) == 1:
-            # the common refresh of a signature cache: one row changed by the last bind
-            if codes[0] == 0:
-                for j, p in enumerate(self.dynamic_filters):
-                    c = p.filter(state, pod, rows)
-                    if c[0] != 0:
-                        codes[0] = c[0]
-                        plugin[0] = base + j
-                        break
+        self.run_pre_filter(state, pod)
+        if self.static_cache is not None:  # fast path: static codes per static signature
+            s_codes, s_plugin = self.static_cache.codes(pod)
+            codes, plugin = s_codes[rows], s_plugin[rows]
         else:
-            apply_filters(self.dynamic_filters, base, state, pod, rows, codes, plugin)
-        if nominated and self.nominator is not None:
+            codes = np.zeros(len(rows), dtype=np.int8)
+            plugin = np.full(len(rows), -1, dtype=np.int8)
+            self._apply(0, self.n_static, state, pod, rows, codes, plugin)
+        self._apply(self.n_static, len(self.filter_plugins), state, pod, rows, codes, plugin)
+        if nominated:
             self._filter_with_nominated(state, pod, rows, codes, plugin)
         return codes, plugin
 
-    nominator = None  # set by the scheduler: an object with ``pods_for_row(row)``
+    def _nominated_extra(self, pod: PodInfo, row: int) -> list[tuple[PodInfo, int]]:
+        return [(q, row) for q in self.nominator.pods_for_row(row) if q.uid != pod.uid and q.priority >= pod.priority and q.node_row == NO_NODE]
 
     def _filter_with_nominated(self, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
         nominated_rows = self.nominator.rows()
         if not nominated_rows:
             return
         position = {int(r): i for i, r in enumerate(rows.tolist())} if len(nominated_rows) * 8 > len(rows) else None
-        base = len(self.static_filters)
         for row in nominated_rows:
             if position is not None:
                 i = position.get(row)
@@ -184,32 +292,30 @@ class Framework:
                 i = int(hits[0])
             if codes[i] != 0:
                 continue
-            extra = [(q, row) for q in self.nominator.pods_for_row(row) if q.uid != pod.uid and q.priority >= pod.priority and q.node_row == NO_NODE]
+            extra = self._nominated_extra(pod, row)
             if not extra:
                 continue
             with self.snapshot.with_pods(extra):
                 st = CycleState()
-                one = np.array([row], dtype=np.int64)
-                for j, p in enumerate(self.dynamic_filters):
-                    c = p.filter(st, pod, one)
-                    if c[0] != 0:
-                        codes[i] = c[0]
-                        plugin[i] = base + j
-                        failed = state.read("failed_with_nominated")
-                        if failed is None:
-                            failed = set()
-                            state.write("failed_with_nominated", failed)
-                        failed.add(row)
-                        break
+                self.run_pre_filter(st, pod)
+                one_code = np.zeros(1, dtype=np.int8)
+                one_plugin = np.full(1, -1, dtype=np.int8)
+                self._apply(self.n_static, len(self.filter_plugins), st, pod, np.array([row], dtype=np.int64), one_code, one_plugin)
+                if one_code[0] != 0:
+                    codes[i] = one_code[0]
+                    plugin[i] = one_plugin[0]
+                    failed = state.read(_FAILED_WITH_NOMINATED)
+                    if failed is None:
+                        failed = set()
+                        state.write(_FAILED_WITH_NOMINATED, failed)
+                    failed.add(row)
 
     def filter_reasons(self, state: CycleState, pod: PodInfo, row: int, plugin_index: int) -> tuple[str, ...]:
-        plugins = self.static_filters + self.dynamic_filters
-        p = plugins[plugin_index]
+        p = self.filter_plugins[plugin_index]
         reasons = p.reasons(state, pod, row)
-        if not reasons and self.nominator is not None:
+        if not reasons:
             # failed only with nominated pods added: render the reason with them present
-            extra = [(q, row) for q in self.nominator.pods_for_row(row) if q.uid != pod.uid and q.priority >= pod.priority and q.node_row == NO_NODE]
-            with self.snapshot.with_pods(extra):
+            with self.snapshot.with_pods(self._nominated_extra(pod, row)):
                 reasons = p.reasons(CycleState(), pod, row)
         return reasons
 
@@ -219,13 +325,12 @@ class Framework:
         d = Diagnosis(rows=rows[failed].copy(), codes=codes[failed].copy())
         if len(failed) == 0:
             return d
-        plugins = self.static_filters + self.dynamic_filters
         fplugin = plugin[failed]
         frows = rows[failed]
-        with_nominated = state.read("failed_with_nominated") or set()
+        with_nominated = state.read(_FAILED_WITH_NOMINATED) or set()
         hist = d.histogram
         for pi in sorted(set(fplugin.tolist())):
-            p = plugins[pi]
+            p = self.filter_plugins[pi]
             d.unschedulable_plugins.add(p.NAME)
             prow = frows[fplugin == pi]
             if with_nominated:
@@ -236,108 +341,43 @@ class Framework:
                 prow = prow[~special]
             if len(prow) == 0:
                 continue
-            bulk = getattr(p, "reason_counts", None)
-            counts = bulk(state, pod, prow) if bulk is not None else None
-            if counts is None:
-                counts = {}
-                for r in prow.tolist():
-                    for reason in p.reasons(state, pod, r):
-                        counts[reason] = counts.get(reason, 0) + 1
-            for reason, n in counts.items():
+            for reason, n in p.reason_counts(state, pod, prow).items():
                 hist[reason] = hist.get(reason, 0) + n
-
-        def row_status(row: int, code: Code, _state=state, _pod=pod) -> Status:
-            i = int(np.flatnonzero(rows == row)[0])
-            pi = int(plugin[i])
-            return Status(code, self.filter_reasons(_state, _pod, row, pi), self.filter_names[pi])
-
-        d.row_status = row_status
         return d
 
-    def signature_entry(self, pod: PodInfo) -> SignatureEntry | None:
-        """The per-signature cache for ``pod``, refreshed for the rows that changed; None when
-        the pod is unsignable or pod affinity anywhere makes rows depend on each other."""
-        if not self.batching or not pod.signature or self.snapshot.affinity_pods:
-            return None
-        nodes = self.snapshot.nodes
-        n = len(nodes.names)
-        entry = self._signatures.get(pod.signature)
-        if entry is None:
-            if len(self._signatures) > 4096:
-                self._signatures.clear()
-            entry = self._signatures[pod.signature] = SignatureEntry()
-        if entry.static_generation != nodes.static_generation or entry.rows != n:
-            changed = np.arange(n, dtype=np.int64)
-            entry.codes = np.zeros(n, dtype=np.int8)
-            entry.plugin = np.zeros(n, dtype=np.int8)
-            entry.raw = [None if not p.PER_ROW else np.zeros(n, dtype=np.int64) for p, _ in self.scorers]
-            entry.rows = n
-            entry.static_generation = nodes.static_generation
-        elif entry.generation == nodes.generation:
-            self.batch_hits += 1
-            return entry
-        elif entry.log_epoch == nodes.touch_epoch and len(nodes.touched) - entry.log_pos <= 64:
-            # rows touched since the last refresh, from the node table's change log
-            changed = np.array(sorted(set(nodes.touched[entry.log_pos :])), dtype=np.int64)  # ≤ 64 ints: cheaper than np.unique
-            self.batch_hits += 1
-        else:
-            changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
-            self.batch_hits += 1
-        full = len(changed) == n
-        if len(changed):
-            codes, plugin = self.run_filters(CycleState(), pod, changed, nominated=False)
-            if not full:
-                entry.n_failed -= int(np.count_nonzero(entry.codes[changed]))
-                entry.n_failed += int(np.count_nonzero(codes))
-            entry.codes[changed] = codes
-            entry.plugin[changed] = plugin
-            if full:
-                entry.n_failed = int(np.count_nonzero(entry.codes[nodes.order]))
-            state = CycleState()
-            for i, (p, _) in enumerate(self.scorers):
-                if not p.PER_ROW:
-                    continue
-                raw = p.score(state, pod, changed)
-                if raw is None:
-                    entry.raw[i] = None  # Skip is a property of the signature, not of rows
-                elif entry.raw[i] is not None:
-                    entry.raw[i][changed] = raw  # type: ignore[index]
-        entry.generation = nodes.generation
-        entry.log_pos = len(nodes.touched)
-        entry.log_epoch = nodes.touch_epoch
-        return entry
+    def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
+        return num_feasible_nodes_to_find(self.percentage, num_all_nodes)
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
         """Feasible rows in evaluation order, and the diagnosis of the evaluated failures."""
-        order = self.snapshot.nodes.order
+        nodes = self.snapshot.nodes
+        order = nodes.order
         n = len(order)
         if n == 0:
             return np.zeros(0, dtype=np.int64), Diagnosis()
         # SEMANTICS §3 step 2: a nominated node is tried first and used if it passes
         nominated = pod.nominated_row
-        if nominated != NO_NODE and self.snapshot.nodes.alive[nominated]:
+        if nominated != NO_NODE and nodes.alive[nominated]:
             one = np.array([nominated], dtype=np.int64)
             codes, _ = self.run_filters(state, pod, one)
             if codes[0] == 0:
                 return one, Diagnosis()
-        to_find = num_feasible_nodes_to_find(self.percentage, n)
+        to_find = self.num_feasible_nodes_to_find(n)
         start = self.next_start_index % n
-        rotated = self.snapshot.nodes.order2[start : start + n]  # a view: order from ``start`` on, wrapped
-        entry = self.signature_entry(pod)
-        state.write("signature", entry)
+        rotated = nodes.order2[start : start + n]  # a view: order from ``start`` on, wrapped
+        entry = self.signatures.entry(pod) if self.signatures is not None else None
+        state.write(_SIGNATURE, entry)
         plugin: np.ndarray | None = None
-        if entry is not None:
-            if self.nominator is not None and self.nominator.rows():
-                codes = entry.codes[rotated]
-                plugin = entry.plugin[rotated]
-                self._filter_with_nominated(state, pod, rotated, codes, plugin)
-            else:
-                # the search ends at the (to_find+1)-th feasible row, within to_find + 1 + n_failed
-                window = min(n, to_find + 1 + entry.n_failed)
-                rotated = rotated[:window]
-                codes = entry.codes[rotated]
-        else:
+        if entry is None:  # the reference path
             codes, plugin = self.run_filters(state, pod, rotated)
+        elif self.nominator.rows():  # fast path: signature codes, nominated rows re-checked
+            codes = entry.codes[rotated]
+            plugin = entry.plugin[rotated]
+            self._filter_with_nominated(state, pod, rotated, codes, plugin)
+        else:  # fast path: signature codes over the search window
+            if self.fast_path.windowed_search:
+                rotated = rotated[: search.window(entry, to_find, n)]
+            codes = entry.codes[rotated]
         feasible_pos = np.flatnonzero(codes == 0)
         if len(feasible_pos) > to_find:
             # findNodesThatPassFilters stops at the (to_find+1)-th feasible node: it is neither
@@ -356,20 +396,56 @@ class Framework:
             if not codes.any():
                 return rotated[feasible_pos], Diagnosis()
             plugin = entry.plugin[evaluated]  # type: ignore[union-attr]
-        d = self.diagnose(state, pod, evaluated, codes, plugin[:processed])
-        return rotated[feasible_pos], d
+        return rotated[feasible_pos], self.diagnose(state, pod, evaluated, codes, plugin[:processed])
 
-    # ---- Score -------------------------------------------------------------------------------
+    def account_full_scans(self, pods: int) -> None:
+        """What ``pods`` Filter passes over every node do to the search state (the doomed pass)."""
+        if pods:
+            n = len(self.snapshot.nodes.order)
+            self.next_start_index %= n  # (start + n) % n
+            self.filter_rows_evaluated += pods * n
+
+    def filter_status_on(self, pod: PodInfo, row: int) -> tuple[Code, tuple[str, ...]]:
+        """Filter with nominated pods on one row (preemption's checks)."""
+        state = CycleState()
+        codes, plugin = self.run_filters(state, pod, np.array([row], dtype=np.int64))
+        if codes[0] == 0:
+            return Code.SUCCESS, ()
+        return Code(int(codes[0])), self.filter_reasons(state, pod, row, int(plugin[0]))
+
+    def fits_on(self, pod: PodInfo, row: int) -> bool:
+        codes, _ = self.run_filters(CycleState(), pod, np.array([row], dtype=np.int64))
+        return codes[0] == 0
+
+    # ---- PostFilter ------------------------------------------------------------------------------------
+    def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult | None:
+        """The first PostFilter plugin that nominates a node wins; None without any plugin."""
+        result = None
+        for p in self.post_filter_plugins:
+            result = p.post_filter(state, pod, diagnosis)
+            if result.nominated_row not in (None, NO_NODE):
+                break
+        return result
+
+    # ---- PreScore, Score ---------------------------------------------------------------------------
+    def raw_score(self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+        """One plugin's raw scores; None when its PreScore or Score says Skip."""
+        if plugin.NAME in self.pre_score_plugins:
+            status = plugin.pre_score(state, pod)  # type: ignore[attr-defined]
+            if status is not None and status.code == Code.SKIP:
+                return None
+        return plugin.score(state, pod, rows)
+
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         """Σ weight × NormalizeScore(raw) over ``rows`` (the feasible nodes)."""
         total = np.zeros(len(rows), dtype=np.int64)
-        entry: SignatureEntry | None = state.read("signature")
+        entry = state.read(_SIGNATURE)
         for i, (p, weight) in enumerate(self.scorers):
-            if entry is not None and p.PER_ROW:
+            if entry is not None and p.SCORE_PER_ROW:  # fast path: raw scores per signature
                 cached = entry.raw[i]
                 raw = None if cached is None else cached[rows]
             else:
-                raw = p.score(state, pod, rows)
+                raw = self.raw_score(p, state, pod, rows)
             if raw is not None:
                 total += p.normalize(raw) * weight
         return total
@@ -392,48 +468,49 @@ class Framework:
         scores = self.score(state, pod, feasible)
         return ScheduleResult(self.select_host(feasible, scores), len(feasible) + len(diagnosis.rows), len(feasible)), diagnosis
 
-    # ---- whole-cluster capacity ----------------------------------------------------------------
-    def capacity_below(self, pod: PodInfo, enough: int) -> int | None:
-        """How many pods shaped like ``pod`` the live nodes can still take, when that is fewer
-        than ``enough``, known without running Filter pod by pod, and when placing them one at a
-        time would leave the rotating start index where it is (every search scans all nodes: no
-        more feasible nodes than ``numFeasibleNodesToFind``). None otherwise.
+    # ---- Reserve, Permit ---------------------------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: PodInfo, row: int) -> Status | None:
+        for p in self.reserve_plugins:
+            status = p.reserve(state, pod, row)
+            if status is not None:
+                return status
+        return None
 
-        Exact because, with no pod affinity and no nominated pods in play, a node's feasibility
-        is its signature's Filter code, and each pod placed on a feasible node lowers the number
-        of such pods that node can still take by exactly one, whatever the order."""
-        if not self._capacity_is_resource_fit or self.rng is not None or not len(pod.fit_cols):
-            return None
-        if pod.nominated_row != NO_NODE or (self.nominator is not None and self.nominator.rows()):
-            return None
-        entry = self.signature_entry(pod)  # refreshed here as the pass itself would refresh it
-        if entry is None:
-            return None
-        order = self.snapshot.nodes.order
-        if not len(order) or len(order) - entry.n_failed >= enough:
-            return None  # (n_failed never undercounts: at least that many feasible nodes)
-        rows = order[entry.codes[order] == 0]
-        if len(rows) >= enough or len(rows) > num_feasible_nodes_to_find(self.percentage, len(order)):
-            return None  # (every feasible node takes at least one pod)
-        free = self.snapshot.nodes.free[rows][:, pod.fit_cols]
-        capacity = int((free // pod.fit_amounts).min(axis=1).sum())  # fit_amounts > 0
-        return capacity if capacity < enough else None
+    def run_unreserve(self, state: CycleState, pod: PodInfo, row: int) -> None:
+        for p in reversed(self.reserve_plugins):
+            p.unreserve(state, pod, row)
 
-    def account_full_scans(self, pods: int) -> None:
-        """What ``pods`` Filter passes over every node do to the search state (see above)."""
-        if pods:
-            n = len(self.snapshot.nodes.order)
-            self.next_start_index %= n  # (start + n) % n
-            self.filter_rows_evaluated += pods * n
+    def run_permit(self, state: CycleState, pod: PodInfo, row: int) -> tuple[Status | None, int]:
+        """(None, 0) allows; a rejection stops at once; WAIT keeps the longest timeout asked."""
+        wait: Status | None = None
+        timeout = 0
+        for p in self.permit_plugins:
+            status, ms = p.permit(state, pod, row)
+            if status is None:
+                continue
+            if status.code != Code.WAIT:
+                return status, 0
+            wait = status
+            timeout = max(timeout, ms)
+        return wait, timeout
 
-    def fits_on(self, state: CycleState, pod: PodInfo, row: int) -> bool:
-        """Filter (with nominated pods) on one row: preemption's re-checks."""
-        codes, _ = self.run_filters(state, pod, np.array([row], dtype=np.int64))
-        return codes[0] == 0
+    # ---- the PodGroup cycle -------------------------------------------------------------------------
+    def run_placement_feasible(self, group: PodGroupState, scheduled: int, remaining: int) -> Status | None:
+        """The first non-success verdict (UNSCHEDULABLE stops the pass, WAIT lets it go on)."""
+        for p in self.placement_feasible_plugins:
+            status = p.placement_feasible(group, scheduled, remaining)
+            if status is not None:
+                return status
+        return None
 
-    def filter_status_on(self, state: CycleState, pod: PodInfo, row: int) -> tuple[Code, tuple[str, ...], str]:
-        codes, plugin = self.run_filters(state, pod, np.array([row], dtype=np.int64))
-        if codes[0] == 0:
-            return Code.SUCCESS, (), ""
-        pi = int(plugin[0])
-        return Code(int(codes[0])), self.filter_reasons(state, pod, row, pi), self.filter_names[pi]
+    def run_pod_group_post_filter(self, group: PodGroupState, pods: list[PodInfo], status: Status, **kwargs: object) -> list[PodGroupPostFilterResult]:
+        """Each plugin in order until one succeeds; the results of those that ran."""
+        results: list[PodGroupPostFilterResult] = []
+        for p in self.pod_group_post_filter_plugins:
+            r = p.pod_group_post_filter(group, pods, status, **kwargs)  # type: ignore[call-arg]
+            if r is None:
+                continue
+            results.append(r)
+            if r.status.code == Code.SUCCESS:
+                break
+        return results

@@ -1,26 +1,101 @@
-"""Scheduler-side views of pods and queue entities (kube's ``PodInfo``, ``QueuedPodInfo``,
-``QueuedPodGroupInfo``), and the diagnosis of a failed cycle (``NodeToStatus``, ``FitError``)."""
+"""Data the framework and its plugins share (kube's ``framework/types.go`` and the staging
+``k8s.io/kube-scheduler/framework`` types): resources as columns, pods and queue entities as the
+scheduler sees them, PodGroup state, and the diagnosis of a failed cycle.
+
+Everything that was a string before is an Enum here (queue location, cycle outcome, condition
+status, pod phase): a typo is an AttributeError, not a new state.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum, StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gangsim.api.objects import PodGroup, PodSpec, PreemptionPolicy
-from gangsim.scheduler.framework.interface import Code, Status
+if TYPE_CHECKING:
+    from gangsim.scheduler.framework.interface import Status
+
+from gangsim.api.config import Profile, SchedulerConfig
+from gangsim.api.objects import PodGroup, PodSpec, PolicyKind, PreemptionPolicy
 
 NO_NODE = -1
 
+# ---- resources (kube's ``fwk.Resource``: int64 amounts, here one column each) -----------------
+CPU_COL = 0
+MEMORY_COL = 1
+PODS_COL = 2
+BASE_RESOURCES = ("cpu", "memory", "pods")
 
+
+class ResourceIndex:
+    """Maps resource names to columns: cpu, memory, pods first, then the rest sorted by name."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        rest = sorted(set(names) - set(BASE_RESOURCES))
+        self.names: tuple[str, ...] = BASE_RESOURCES + tuple(rest)
+        self.col: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def vector(self, amounts: dict[str, int], *, pod: bool = False) -> np.ndarray:
+        v = np.zeros(len(self.names), dtype=np.int64)
+        for name, amount in amounts.items():
+            v[self.col[name]] = amount
+        if pod:
+            v[PODS_COL] = 1
+        return v
+
+
+# ---- states ------------------------------------------------------------------------------------
 class PodPhase(IntEnum):
+    """Where the scheduler has a pod (its own view; the kubelet's is ``gangsim.sim.cluster.PodState``)."""
+
     PENDING = 0  # not assigned to a node (queued, gated, in flight)
     WAITING = 1  # reserved on a node, waiting at Permit
     BOUND = 2
     ENDED = 3  # deleted or finished; kept only while someone still holds a reference
 
 
+class QueueLocation(Enum):
+    """Which part of the scheduling queue holds an entity (SEMANTICS §4.1)."""
+
+    NONE = "none"  # not in the queue
+    ACTIVE = "active"
+    BACKOFF = "backoff"
+    UNSCHEDULABLE = "unschedulable"
+    GATED = "gated"  # held at PreEnqueue
+    IN_FLIGHT = "inflight"  # popped, its cycle is running
+    WAITING = "waiting"  # a pod waiting at Permit (in flight until allowed or rejected)
+
+
+class CycleOutcome(StrEnum):
+    """How a PodGroup scheduling cycle ended (§8.5); the values name the summary counters."""
+
+    SCHEDULED = "scheduled"
+    UNSCHEDULABLE = "unschedulable"
+    WAITING_ON_PREEMPTION = "waiting_on_preemption"
+    ERROR = "error"
+
+
+class ConditionStatus(StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """``PodGroupInitiallyScheduled`` (§1.4)."""
+
+    status: ConditionStatus
+    reason: str  # "Scheduled" | "Unschedulable" | "SchedulerError"
+    message: str = ""
+
+
+# ---- pods and queue entities --------------------------------------------------------------------
 @dataclass(slots=True, eq=False)
 class PodInfo:
     uid: int
@@ -53,10 +128,6 @@ class PodInfo:
         return self.spec.priority
 
     @property
-    def gpus(self) -> int:
-        return self.spec.gpus
-
-    @property
     def preemption_policy(self) -> PreemptionPolicy:
         return self.spec.preemption_policy
 
@@ -66,7 +137,8 @@ class PodInfo:
 
 @dataclass(slots=True, eq=False)
 class QueuedEntity:
-    """A queue item: one pod, or one PodGroup with its queued member pods (SEMANTICS §4.1)."""
+    """A queue item: one pod (``QueuedPodInfo``), or one PodGroup with its queued member pods
+    (``QueuedPodGroupInfo``, SEMANTICS §4.1)."""
 
     key: str
     pods: list[PodInfo]
@@ -80,11 +152,9 @@ class QueuedEntity:
     unschedulable_plugins: frozenset[str] = frozenset()
     last_attempt_generation: int = -1
     gated_message: str = ""
-    gated_plugin: str = ""
-    where: str = ""  # "active" | "backoff" | "unschedulable" | "gated" | "inflight" | ""
+    where: QueueLocation = QueueLocation.NONE
     seq: int = 0  # tie-break of equal (priority, timestamp): arrival order in the queue
-    # set while the entity sits in unschedulable/gated so that the flush can age it
-    parked_ms: int = 0
+    parked_ms: int = 0  # when it entered the unschedulable pool (the flush ages it)
 
     @property
     def is_group(self) -> bool:
@@ -101,7 +171,52 @@ class QueuedEntity:
         return max(1, len(self.pods))
 
 
-# ---- diagnosis ---------------------------------------------------------------------------------
+@dataclass(slots=True, eq=False)
+class PodGroupState:
+    """What the scheduler knows about one PodGroup: its object, its member pods (unscheduled,
+    assumed/waiting at Permit, bound) and its queue entity (kube's ``PodGroupState``)."""
+
+    key: str
+    group: PodGroup | None = None
+    members: dict[int, PodInfo] = field(default_factory=dict)
+    entity: QueuedEntity | None = None  # gang policy: the group's queue entity
+    condition: Condition | None = None
+    attempts: int = 0
+
+    def scheduled_count(self) -> int:
+        """Members assumed (waiting at Permit) or bound."""
+        return sum(1 for p in self.members.values() if p.phase in (PodPhase.WAITING, PodPhase.BOUND))
+
+    @property
+    def min_count(self) -> int:
+        return self.group.policy.effective_min_count if self.group else 1
+
+    @property
+    def is_gang(self) -> bool:
+        return self.group is not None and self.group.policy.kind is PolicyKind.GANG
+
+    @property
+    def initially_scheduled(self) -> bool:
+        return self.condition is not None and self.condition.status is ConditionStatus.TRUE
+
+
+# ---- results and diagnosis ------------------------------------------------------------------------
+@dataclass(slots=True)
+class GroupResult:
+    """The PodGroup pass (§8.3): its final status (None = Success), the tentative placements in
+    pod order and each failed pod's own FitError message."""
+
+    status: "Status | None"
+    placed: list[tuple[PodInfo, int]] = field(default_factory=list)
+    failed: dict[int, str] = field(default_factory=dict)  # uid -> the pod's own failure message
+    evaluated: int = 0
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_row: int
+    evaluated_nodes: int
+    feasible_nodes: int
 
 
 @dataclass(slots=True)
@@ -115,13 +230,11 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
-    row_status: object = None  # callable(row) -> Status | None, set by the framework
 
-    def status_of(self, row: int) -> Status | None:
+    def code_of(self, row: int) -> int | None:
+        """The Filter code ``row`` failed with, None if it was not evaluated or passed."""
         hits = np.flatnonzero(self.rows == row)
-        if len(hits) == 0 or self.row_status is None:
-            return None
-        return self.row_status(row, Code(int(self.codes[int(hits[0])])))  # type: ignore[operator]
+        return int(self.codes[int(hits[0])]) if len(hits) else None
 
 
 def reason_histogram(reasons: list[tuple[str, ...]], absent: int = 0, absent_reason: str = "", *, counts: dict[str, int] | None = None) -> str:
@@ -147,3 +260,26 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     if diagnosis.post_filter_msg:
         msg += f" {diagnosis.post_filter_msg}"
     return msg
+
+
+# ---- what a plugin is built from ------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Feature gates a policy turns on, handed to plugins as kube hands ``feature.Features``
+    (never read from a global)."""
+
+    gang_scheduling: bool = False  # PodGroups are tracked; GangScheduling gates their members (§4.4)
+    workload_scheduling_cycle: bool = False  # PodGroup queue entities and the PodGroup cycle (§4.1, §8)
+    workload_aware_preemption: bool = False  # KEP-5710 (§11)
+    generic_workload: bool = False  # group-aware victim importance and PodGroup priority (§5 3d)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginArgs:
+    """Everything a plugin factory gets besides the Handle: its profile (the
+    KubeSchedulerConfiguration profile: pluginConfig args, weights), the scheduler-wide settings
+    and the policy's feature gates."""
+
+    profile: Profile
+    config: SchedulerConfig
+    features: Features

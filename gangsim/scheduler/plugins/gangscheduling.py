@@ -1,12 +1,32 @@
-"""GangScheduling: PreEnqueue quorum gate (§4.4), PlacementFeasible (§8.4) and the v1.35 Permit
-barrier (§7). Messages exactly as upstream."""
+"""GangScheduling (``framework/plugins/gangscheduling``), messages exactly as upstream:
+
+- PreEnqueue (§4.4): a member pod waits until its PodGroup exists and, for a gang, until
+  ``minCount`` member pods exist;
+- Reserve/Permit, the v1.35 barrier (§7, ``--policy permit``): a reserved gang member waits at
+  Permit until ``|assumed ∪ bound| >= minCount``; the group shares one deadline (300 s by
+  default), created at the first Wait and reused by later Waits (gangsim's reading of the
+  per-group timeout); at the deadline every waiting member is rejected;
+- PlacementFeasible (§8.4, ``--policy gang``): stop the PodGroup pass once minCount is out of reach;
+- EnqueueExtensions: a PodGroup change or a new member pod can admit the group's pods.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from gangsim.scheduler.cache.podgroup_state import PodGroupState
-from gangsim.scheduler.framework.interface import Code, Status
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.handle import Handle, Timer
+from gangsim.scheduler.framework.interface import (
+    ClusterEvent,
+    Code,
+    EnqueueExtensions,
+    PermitPlugin,
+    PlacementFeasiblePlugin,
+    PreEnqueuePlugin,
+    ReservePlugin,
+    Status,
+)
+from gangsim.scheduler.framework.types import PluginArgs, PodGroupState, PodInfo, PodPhase
 from gangsim.scheduler.plugins import names
 
 NAME = names.GANG_SCHEDULING
@@ -14,31 +34,6 @@ WAITING_FOR_GROUP = 'waiting for pod\'s pod group "{}" to appear in scheduling q
 WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
-NO_PODS_SCHEDULABLE = "no pods were schedulable"
-
-
-def pre_enqueue(state: PodGroupState | None, group_name: str) -> Status | None:
-    """The gate for one member pod: None lets it into the queue."""
-    if state is None or state.group is None:
-        return Status.unresolvable(WAITING_FOR_GROUP.format(group_name), plugin=NAME)
-    if state.is_gang and state.all_pods_count < state.group.policy.min_count:
-        return Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
-    return None
-
-
-@dataclass(slots=True)
-class Progress:
-    remaining: int
-    scheduled: int
-
-
-def placement_feasible(min_count: int, progress: Progress) -> Status | None:
-    """Unschedulable when minCount can no longer be reached, Wait while it is not yet reached."""
-    if progress.remaining + progress.scheduled < min_count:
-        return Status(Code.UNSCHEDULABLE, (CANNOT_BE_SATISFIED.format(min_count, progress.scheduled, progress.remaining),), NAME)
-    if progress.scheduled < min_count:
-        return Status(Code.WAIT, (NOT_YET_SATISFIED.format(min_count, progress.scheduled, progress.remaining),), NAME)
-    return None
 
 
 def go_duration(ms: int) -> str:
@@ -59,4 +54,104 @@ def go_duration(ms: int) -> str:
 
 
 def permit_timeout_message(wait_ms: int) -> str:
+    """The framework's Permit-timeout rejection (``framework/runtime/waiting_pods_map.go``)."""
     return f"rejected due to timeout after waiting {go_duration(wait_ms)} at plugin {NAME}"
+
+
+@dataclass(slots=True, eq=False)
+class _Barrier:
+    """One gang's Permit state: its waiting members and the shared deadline."""
+
+    waiting: dict[int, PodInfo] = field(default_factory=dict)
+    wait_ms: dict[int, int] = field(default_factory=dict)  # uid -> the timeout its Wait was given
+    deadline_ms: int | None = None
+    timer: Timer | None = None
+
+
+class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions):
+    NAME = NAME
+
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.handle = handle
+        self.permit_timeout_ms = args.config.permit_timeout_ms
+        self._barriers: dict[str, _Barrier] = {}
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.POD_GROUP,)
+
+    # ---- PreEnqueue (§4.4) -------------------------------------------------------------------------
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if not pod.group_key:
+            return None
+        st = self.handle.pod_group(pod.group_key)
+        if st is None or st.group is None:
+            return Status.unresolvable(WAITING_FOR_GROUP.format(pod.spec.scheduling_group), plugin=NAME)
+        if st.is_gang and len(st.members) < st.group.policy.min_count:  # AllPodsCount: every member pod
+            return Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
+        return None
+
+    # ---- PlacementFeasible (§8.4) ----------------------------------------------------------------
+    def placement_feasible(self, group: PodGroupState, scheduled: int, remaining: int) -> Status | None:
+        min_count = group.min_count
+        if remaining + scheduled < min_count:
+            return Status(Code.UNSCHEDULABLE, (CANNOT_BE_SATISFIED.format(min_count, scheduled, remaining),), NAME)
+        if scheduled < min_count:
+            return Status(Code.WAIT, (NOT_YET_SATISFIED.format(min_count, scheduled, remaining),), NAME)
+        return None
+
+    # ---- Reserve / Permit (§7) --------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, row: int) -> Status | None:
+        """Nothing to record: the framework marks a reserved pod assumed (``PodPhase.WAITING``),
+        which is what ``scheduled_count`` counts."""
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, row: int) -> None:
+        """A waiting member was rejected or deleted: it stops waiting; with nobody left waiting
+        the deadline no longer matters (and must not keep the replay busy)."""
+        b = self._barriers.get(pod.group_key)
+        if b is None:
+            return
+        b.waiting.pop(pod.uid, None)
+        b.wait_ms.pop(pod.uid, None)
+        self._drop_deadline(b)
+
+    def permit(self, state: CycleState, pod: PodInfo, row: int) -> tuple[Status | None, int]:
+        st = self.handle.pod_group(pod.group_key) if pod.group_key else None
+        if st is None or not st.is_gang:
+            return None, 0
+        b = self._barriers.setdefault(st.key, _Barrier())
+        if st.scheduled_count() >= st.min_count:  # this pod is counted: it is assumed
+            for waiting in list(b.waiting.values()):
+                b.waiting.pop(waiting.uid)
+                b.wait_ms.pop(waiting.uid, None)
+                self.handle.waiting_pods.allow(waiting)
+            self._drop_deadline(b)
+            return None, 0
+        now = self.handle.cluster.now
+        if b.deadline_ms is None or b.deadline_ms <= now:
+            deadline = now + self.permit_timeout_ms
+            b.deadline_ms = deadline
+            b.timer = self.handle.cluster.set_timer(deadline, lambda b=b, d=deadline: self._timeout(b, d))
+        wait_ms = b.deadline_ms - now
+        b.waiting[pod.uid] = pod
+        b.wait_ms[pod.uid] = wait_ms
+        # the group's other unscheduled pods move to activeQ at once
+        self.handle.activate([m for m in st.members.values() if m.phase is PodPhase.PENDING and m.uid != pod.uid])
+        return Status(Code.WAIT, (), NAME), wait_ms
+
+    def _drop_deadline(self, b: _Barrier) -> None:
+        if b.waiting:
+            return
+        if b.timer is not None:
+            b.timer.cancel()
+            b.timer = None
+        b.deadline_ms = None
+
+    def _timeout(self, b: _Barrier, deadline: int) -> None:
+        if b.deadline_ms != deadline:
+            return
+        b.deadline_ms = None
+        b.timer = None
+        for pod in list(b.waiting.values()):
+            self.handle.waiting_pods.reject(pod, permit_timeout_message(b.wait_ms.get(pod.uid, 0)), plugin=NAME, to_backoff=False)
+        self.handle.cluster.request_cycle()

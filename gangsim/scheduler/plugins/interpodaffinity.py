@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from gangsim.api.objects import PodAffinityTerm, WeightedPodAffinityTerm
-from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.handle import Handle
+from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, FilterPlugin, PreFilterPlugin, ScorePlugin, Status
+from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
 
@@ -23,6 +23,7 @@ ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 _STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
+_SKIP = Status(Code.SKIP, plugin=names.INTER_POD_AFFINITY)
 
 
 def term_matches(term: PodAffinityTerm, owner_namespace: str, pod: PodInfo) -> bool:
@@ -57,21 +58,27 @@ def _bump(counts: dict[tuple[str, str], int], labels: dict[str, str], key: str) 
         counts[pair] = counts.get(pair, 0) + 1
 
 
-class InterPodAffinity:
+class InterPodAffinity(PreFilterPlugin, CapacityPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.INTER_POD_AFFINITY
-    STATIC = False
+    NODE_STATIC = False
+    SCORE_PER_ROW = False  # a row's score depends on pods on other rows of its topology domains
 
-    def __init__(self, snapshot: Snapshot, hard_pod_affinity_weight: int = 1) -> None:
-        self.snapshot = snapshot
-        self.hard_weight = hard_pod_affinity_weight
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+        self.hard_weight = args.profile.hard_pod_affinity_weight
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL, ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_DELETE)
 
     def needs_filter(self, pod: PodInfo) -> bool:
         aff = pod.spec.affinity
         own = aff is not None and bool(aff.pod_affinity_required or aff.pod_anti_affinity_required)
         return own or bool(self.snapshot.required_anti_affinity_pods)
 
-    def pre_filter(self, state: CycleState, pod: PodInfo) -> _PreFilterState | None:
-        """Compute the counts; None means Skip (nothing to check)."""
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
+        """Count matching pods per (topologyKey, value); SKIP when there is nothing to check."""
+        if not self.needs_filter(pod):
+            return _SKIP
         snap = self.snapshot
         nodes = snap.nodes
         s = _PreFilterState()
@@ -94,14 +101,16 @@ class InterPodAffinity:
                     if term_matches(t, pod.namespace, existing):
                         _bump(s.anti_affinity, labels, t.topology_key)
         if not s.existing_anti_affinity and not s.required_affinity and not s.required_anti_affinity:
-            return None
+            return _SKIP
         state.write(_STATE_KEY, s)
-        return s
+        return None
 
     def _state(self, state: CycleState, pod: PodInfo) -> _PreFilterState | None:
+        """This cycle's PreFilter state (computed here if the runtime has not run PreFilter on
+        ``state`` yet, e.g. for a reason rendered against a changed snapshot)."""
         s = state.read(_STATE_KEY)
-        if s is None:
-            s = self.pre_filter(state, pod)
+        if s is None and self.pre_filter(state, pod) is None:
+            s = state.read(_STATE_KEY)
         return s
 
     def _check(self, s: _PreFilterState, pod: PodInfo, labels: dict[str, str]) -> tuple[Code, str] | None:
@@ -130,8 +139,6 @@ class InterPodAffinity:
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         codes = np.zeros(len(rows), dtype=np.int8)
-        if not self.needs_filter(pod):
-            return codes
         s = self._state(state, pod)
         if s is None:
             return codes
@@ -142,6 +149,12 @@ class InterPodAffinity:
                 codes[i] = hit[0]
         return codes
 
+    def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+        """Unbounded when there is nothing to check; otherwise placements interact: unknown."""
+        if self.needs_filter(pod):
+            return None
+        return np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
+
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         s = self._state(state, pod)
         if s is None:
@@ -150,8 +163,6 @@ class InterPodAffinity:
         return (hit[1],) if hit else ()
 
     # ---- Score -------------------------------------------------------------------------------
-    PER_ROW = False  # a row's score depends on pods on other rows of its topology domains
-
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         """Min-max over the scored nodes (all equal: every node gets 0)."""
         lo, hi = int(raw.min()), int(raw.max())

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from gangsim.api.selectors import node_selector_matches
-from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.handle import Handle
+from gangsim.scheduler.framework.interface import ClusterEvent, Code, EnqueueExtensions, FilterPlugin, ScorePlugin
+from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import default_normalize_score
 
@@ -25,12 +25,16 @@ def node_matches_pod(spec, labels: dict[str, str], node_name: str) -> bool:  # n
     return True
 
 
-class NodeAffinity:
+class NodeAffinity(FilterPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.NODE_AFFINITY
-    STATIC = True
+    NODE_STATIC = True
+    SCORE_PER_ROW = True
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL)
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         spec = pod.spec
@@ -49,8 +53,6 @@ class NodeAffinity:
 
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         return (ERR_REASON_POD,)
-
-    PER_ROW = True
 
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         return default_normalize_score(raw, reverse=False)

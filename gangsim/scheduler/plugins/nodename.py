@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.handle import Handle
+from gangsim.scheduler.framework.interface import ClusterEvent, Code, EnqueueExtensions, FilterPlugin
+from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
-class NodeName:
+class NodeName(FilterPlugin, EnqueueExtensions):
     NAME = names.NODE_NAME
-    STATIC = True
+    NODE_STATIC = True
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.NODE_ADD,)
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         codes = np.zeros(len(rows), dtype=np.int8)

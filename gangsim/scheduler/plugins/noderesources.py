@@ -14,11 +14,10 @@ import numpy as np
 
 from gangsim.api.config import LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO, ScoringStrategy
 from gangsim.api.quantity import is_extended_resource
-from gangsim.scheduler.cache.node_table import CPU_COL, MEMORY_COL, PODS_COL
-from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.handle import Handle
+from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, PreScorePlugin, ScorePlugin, Status
+from gangsim.scheduler.framework.types import CPU_COL, MEMORY_COL, PODS_COL, PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
 
@@ -29,17 +28,22 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 SMALL = 8
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(CapacityPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.NODE_RESOURCES_FIT
-    STATIC = False
+    NODE_STATIC = False
+    SCORE_PER_ROW = True
 
-    def __init__(self, snapshot: Snapshot, strategy: ScoringStrategy) -> None:
-        self.snapshot = snapshot
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+        strategy: ScoringStrategy = args.profile.scoring_strategy
         self.strategy = strategy
-        index = snapshot.nodes.resources
+        index = self.snapshot.nodes.resources
         self._score_cols = [(index.col.get(name, -1), name, weight) for name, weight in strategy.resources]
         if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
             self._shape = [(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in strategy.shape]
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.NODE_ADD, ClusterEvent.NODE_ALLOCATABLE_UP, ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NOMINATED_POD_DELETE)
 
     # ---- Filter ------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
@@ -77,6 +81,11 @@ class NodeResourcesFit:
             codes[i] = code
         return codes
 
+    def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        """How many more pods shaped like ``pod`` fit on each row (its scarcest resource)."""
+        free = self.snapshot.nodes.free[rows][:, pod.fit_cols]
+        return (free // pod.fit_amounts).min(axis=1)  # fit_amounts > 0: the pods column is one of them
+
     def reason_counts(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> dict[str, int]:
         """How many of ``rows`` lack each resource (each row counts once per missing resource)."""
         t = self.snapshot.nodes
@@ -103,8 +112,6 @@ class NodeResourcesFit:
         return tuple(out)
 
     # ---- Score -------------------------------------------------------------------------------
-    PER_ROW = True
-
     @staticmethod
     def normalize(raw: np.ndarray) -> np.ndarray:
         return raw
@@ -217,24 +224,28 @@ class NodeResourcesFit:
         return out
 
 
-class BalancedAllocation:
+class BalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
-    PER_ROW = True
+    SCORE_PER_ROW = True
 
     @staticmethod
     def normalize(raw: np.ndarray) -> np.ndarray:
         return raw
 
-    def __init__(self, snapshot: Snapshot, resources: tuple[tuple[str, int], ...]) -> None:
-        self.snapshot = snapshot
-        index = snapshot.nodes.resources
-        self._cols = [(index.col.get(name, -1), name) for name, _ in resources]
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+        index = self.snapshot.nodes.resources
+        self._cols = [(index.col.get(name, -1), name) for name, _ in args.profile.balanced_resources]
+
+    def pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
+        """Skip for best-effort pods: they request none of the balanced resources."""
+        if all(int(pod.demand[c]) == 0 for c, _ in self._cols if c >= 0):
+            return Status(Code.SKIP, plugin=self.NAME)
+        return None
 
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         t = self.snapshot.nodes
         pod_reqs = [int(pod.demand[c]) if c >= 0 else 0 for c, _ in self._cols]
-        if all(r == 0 for r in pod_reqs):
-            return None  # PreScore: Skip for best-effort pods
         if len(rows) <= SMALL:
             return np.array([self._score_row(pod_reqs, r) for r in rows.tolist()], dtype=np.int64)
         fractions: list[np.ndarray] = []

@@ -6,22 +6,25 @@ from __future__ import annotations
 import numpy as np
 
 from gangsim.api.objects import Taint
-from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.handle import Handle
+from gangsim.scheduler.framework.interface import ClusterEvent, Code, EnqueueExtensions, FilterPlugin
+from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     NAME = names.NODE_UNSCHEDULABLE
-    STATIC = True  # depends only on node labels/taints/flags and the pod's own spec
+    NODE_STATIC = True
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.NODE_ADD, ClusterEvent.NODE_SCHEDULABLE)
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         codes = np.zeros(len(rows), dtype=np.int8)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from gangsim.api.objects import Taint, Toleration
-from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.cycle_state import CycleState
-from gangsim.scheduler.framework.interface import Code
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.handle import Handle
+from gangsim.scheduler.framework.interface import ClusterEvent, Code, EnqueueExtensions, FilterPlugin, ScorePlugin
+from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import default_normalize_score
 
@@ -25,12 +25,16 @@ def first_untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Tolera
     return None
 
 
-class TaintToleration:
+class TaintToleration(FilterPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.TAINT_TOLERATION
-    STATIC = True
+    NODE_STATIC = True
+    SCORE_PER_ROW = True  # a row's raw score depends only on that row and the pod
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.snapshot = handle.snapshot
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT)
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         nodes = self.snapshot.nodes
@@ -46,8 +50,6 @@ class TaintToleration:
         taint = first_untolerated_taint(self.snapshot.nodes.nodes[row].taints, pod.spec.tolerations)
         # v1.3x wording; the newest code says "node(s) had untolerated taint(s)"
         return (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",) if taint else ()
-
-    PER_ROW = True  # a row's raw score depends only on that row and the pod
 
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         return default_normalize_score(raw, reverse=True)

@@ -1,7 +1,8 @@
 """The scheduling queue of SEMANTICS §4, in simulated time.
 
-- activeQ: heap by (priority desc, timestamp asc, arrival seq).
-- backoffQ: two heaps (normal and error) by (backoff window, priority desc, timestamp, seq). An
+- activeQ: heap in the QueueSort plugin's order (PrioritySort: priority desc, timestamp asc,
+  arrival seq).
+- backoffQ: two heaps (normal and error) by (backoff window, then QueueSort order). An
   entity leaves at the first 1 s flush tick after its backoff window (§4.3).
 - unschedulable pool: entities rejected by plugins, indexed by rejecting plugin so a cluster
   event moves exactly the entities whose plugins registered for it (queueing hints, §4.5), and
@@ -22,14 +23,14 @@ from collections.abc import Callable, Iterable
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
-from gangsim.scheduler.framework.types import QueuedEntity
+from gangsim.scheduler.framework.types import QueuedEntity, QueueLocation
 
 NEVER = 1 << 62
-ACTIVE = "active"
-BACKOFF = "backoff"
-UNSCHEDULABLE = "unschedulable"
-GATED = "gated"
-INFLIGHT = "inflight"
+ACTIVE = QueueLocation.ACTIVE
+BACKOFF = QueueLocation.BACKOFF
+UNSCHEDULABLE = QueueLocation.UNSCHEDULABLE
+GATED = QueueLocation.GATED
+IN_FLIGHT = QueueLocation.IN_FLIGHT
 
 
 class SchedulingQueue:
@@ -41,8 +42,10 @@ class SchedulingQueue:
         is_stale: Callable[[QueuedEntity], bool],
         wake_at: Callable[[int], None],
         pre_enqueue: Callable[[QueuedEntity], Status | None],
+        sort_key: Callable[[QueuedEntity], tuple],
     ) -> None:
         self.config = config
+        self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
         self._now = now
         self._is_stale = is_stale
         self._wake_at = wake_at
@@ -77,14 +80,10 @@ class SchedulingQueue:
                     bucket.pop(e.key, None)
         elif e.where == GATED:
             self.gated.pop(e.key, None)
-        e.where = ""
+        e.where = QueueLocation.NONE
 
     def __len__(self) -> int:
         return len(self.entities)
-
-    def new_seq(self) -> int:
-        self._seq += 1
-        return self._seq
 
     # ---- backoff (§4.3) ----------------------------------------------------------------------
     def backoff_duration(self, e: QueuedEntity) -> int:
@@ -120,18 +119,17 @@ class SchedulingQueue:
         """A new entity (pod created / group formed): PreEnqueue, then activeQ."""
         self.entities[e.key] = e
         if not e.seq:
-            e.seq = self.new_seq()
+            self._seq += 1
+            e.seq = self._seq
         self._move_to_active_or_backoff(e, check_backoff=False)
 
     def _run_pre_enqueue(self, e: QueuedEntity) -> bool:
         st = self._pre_enqueue(e)
         if st is None:
             e.gated_message = ""
-            e.gated_plugin = ""
             return True
         self._detach(e)
         e.gated_message = st.message
-        e.gated_plugin = st.plugin
         e.where = GATED
         self.gated[e.key] = e
         return False
@@ -147,7 +145,7 @@ class SchedulingQueue:
     def _push_active(self, e: QueuedEntity) -> None:
         self._detach(e)
         e.where = ACTIVE
-        heapq.heappush(self._active, (-e.priority, e.timestamp_ms, e.seq, self._tokens[e.key], e))
+        heapq.heappush(self._active, (self._sort_key(e), self._tokens[e.key], e))
 
     def _push_backoff(self, e: QueuedEntity, done: int | None = None) -> None:
         self._detach(e)
@@ -155,7 +153,7 @@ class SchedulingQueue:
         if done is None:
             done = self.backoff_done_ms(e)
         heap = self._backoff if done == NEVER or e.consecutive_errors == 0 else self._error_backoff
-        heapq.heappush(heap, (done, -e.priority, e.timestamp_ms, e.seq, self._tokens[e.key], e))
+        heapq.heappush(heap, (done, self._sort_key(e), self._tokens[e.key], e))
         if done == NEVER:
             return
         if self._backoff_wake is None or done < self._backoff_wake:
@@ -192,13 +190,6 @@ class SchedulingQueue:
         else:
             self._park_unschedulable(e)
 
-    def requeue_now(self, e: QueuedEntity) -> None:
-        """Back to activeQ without a backoff penalty (e.g. Permit rejected a waiting pod)."""
-        e.timestamp_ms = self._now()
-        self.entities[e.key] = e
-        if self._run_pre_enqueue(e):
-            self._push_active(e)
-
     def reposition(self, e: QueuedEntity) -> None:
         """Re-insert ``e`` after its timestamp changed."""
         if e.where == ACTIVE:
@@ -234,9 +225,6 @@ class SchedulingQueue:
             if self._run_pre_enqueue(e):
                 self._push_active(e)
 
-    def remove(self, e: QueuedEntity) -> None:
-        self.done(e)
-
     # ---- timers -------------------------------------------------------------------------------
     def flush_backoff(self) -> None:
         """Move every entity whose backoff is complete to activeQ (the 1 s flush)."""
@@ -244,7 +232,7 @@ class SchedulingQueue:
         self._backoff_wake = None
         for heap in (self._backoff, self._error_backoff):
             while heap:
-                done, _, _, _, token, e = heap[0]
+                done, _, token, e = heap[0]
                 if token != self._tokens.get(e.key):
                     heapq.heappop(heap)
                     continue
@@ -260,7 +248,7 @@ class SchedulingQueue:
     def _next_backoff_done(self) -> int | None:
         best = None
         for heap in (self._backoff, self._error_backoff):
-            while heap and heap[0][4] != self._tokens.get(heap[0][5].key):
+            while heap and heap[0][2] != self._tokens.get(heap[0][3].key):
                 heapq.heappop(heap)
             if heap and heap[0][0] != NEVER and (best is None or heap[0][0] < best):
                 best = heap[0][0]
@@ -307,10 +295,10 @@ class SchedulingQueue:
     def pop(self) -> QueuedEntity | None:
         heap = self._active
         while heap:
-            *_, token, e = heapq.heappop(heap)
+            _, token, e = heapq.heappop(heap)
             if token == self._tokens.get(e.key):
                 self._detach(e)
-                e.where = INFLIGHT
+                e.where = IN_FLIGHT
                 return e
         return self._pop_backoff_early(waiting_for_change_only=not self.config.pop_from_backoff)
 
@@ -320,8 +308,8 @@ class SchedulingQueue:
         found = None
         while heap:
             item = heapq.heappop(heap)
-            e = item[5]
-            if item[4] != self._tokens.get(e.key):
+            e = item[3]
+            if item[2] != self._tokens.get(e.key):
                 continue
             if (waiting_for_change_only and item[0] != NEVER) or not self._is_stale(e):
                 skipped.append(item)
@@ -332,27 +320,11 @@ class SchedulingQueue:
             heapq.heappush(heap, item)
         if found is not None:
             self._detach(found)
-            found.where = INFLIGHT
+            found.where = IN_FLIGHT
         return found
 
     def has_active(self) -> bool:
         heap = self._active
-        while heap and heap[0][3] != self._tokens.get(heap[0][4].key):
+        while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
             heapq.heappop(heap)
         return bool(heap)
-
-    # ---- introspection ------------------------------------------------------------------------
-    def pending_counts(self) -> dict[str, int]:
-        counts = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0, INFLIGHT: 0}
-        for e in self.entities.values():
-            if e.where in counts:
-                counts[e.where] += 1
-        return counts
-
-    def stale_backoff_exists(self) -> bool:
-        """Is there a backoffQ entity that has not been tried since the last cluster change?"""
-        for heap in (self._backoff,):
-            for item in heap:
-                if item[4] == self._tokens.get(item[5].key) and self._is_stale(item[5]):
-                    return True
-        return False

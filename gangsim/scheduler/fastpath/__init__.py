@@ -1,0 +1,16 @@
+"""Speed shortcuts of the framework runtime, each behind its own ``api.config.FastPath`` switch
+and each proven equal to the reference path (report bytes: ``tests/golden``; A/B tests in
+``tests/scheduler/test_fast_path.py``):
+
+=====================  =========================================================================
+``static_cache``       node-static Filter codes (labels, taints, flags) per static signature
+``signatures``         KEP-5598 opportunistic batching: Filter codes and raw scores per pod
+                       signature, refreshed only for the rows whose generation moved
+``search``             the windowed search: only the rows that can hold the wanted feasible nodes
+``doomed``             a single-shape PodGroup pass that cannot reach minCount, decided from counts
+=====================  =========================================================================
+
+The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off
+(``opportunistic_batching: false``, the ``no-batching`` policy variant): plain per-pod Filter
+and Score over the snapshot. This package imports the framework's contracts only.
+"""

@@ -1,0 +1,201 @@
+"""Victim units, their importance order, PDB accounting and the reprieve, shared by both
+preemption strategies.
+
+A unit is a single pod or, for a PodGroup with ``disruptionMode: all``, every scheduled pod of
+the group (SEMANTICS §11.1). Importance (most important first, §5 step 3d): priority desc; with
+GenericWorkload on, type rank PodGroup(2) > Pod(1) and more pods first; earlier start first
+(unstarted = newest); lower UID first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from gangsim.api.objects import DisruptionMode, PodDisruptionBudget
+from gangsim.scheduler.framework.handle import Handle, SnapshotView
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodPhase
+
+POD_RANK = 1
+PODGROUP_RANK = 2
+_NEVER_STARTED = 1 << 62
+
+
+@dataclass(slots=True, eq=False)
+class VictimUnit:
+    pods: list[PodInfo]
+    priority: int
+    rank: int = POD_RANK
+    group_key: str = ""
+    violating: int = 0  # number of its pods that violate a PDB
+    sort_key: tuple = field(default=())
+
+    def finish(self, workload_aware: bool) -> "VictimUnit":
+        start = min((p.start_ms if p.start_ms is not None else _NEVER_STARTED) for p in self.pods)
+        uid = min(p.uid for p in self.pods)
+        if workload_aware:
+            self.sort_key = (-self.priority, -self.rank, -len(self.pods), start, uid)
+        else:
+            self.sort_key = (-self.priority, start, uid)
+        return self
+
+
+def sort_by_importance(units: list[VictimUnit]) -> list[VictimUnit]:
+    return sorted(units, key=lambda u: u.sort_key)
+
+
+class UnitIndex:
+    """Builds victim units from the cluster (§5 step 3a, §11.1, §11.3). With GenericWorkload on, a
+    PodGroup member's unit is its group's: the pod alone (``single``), or every scheduled member
+    wherever it runs (``all``); each pod belongs to one unit per call (``seen``)."""
+
+    def __init__(self, handle: Handle, generic_workload: bool) -> None:
+        self.handle = handle
+        self.generic_workload = generic_workload
+
+    def unit_for(self, pod: PodInfo, seen: set[int]) -> VictimUnit | None:
+        """The victim unit ``pod`` belongs to (None if already part of a unit in ``seen``)."""
+        if pod.uid in seen:
+            return None
+        st = self.handle.pod_group(pod.group_key) if pod.group_key and self.generic_workload else None
+        group = st.group if st is not None else None
+        if group is None:
+            seen.add(pod.uid)
+            return VictimUnit([pod], pod.priority).finish(self.generic_workload)
+        if group.policy.disruption_mode is DisruptionMode.ALL:
+            members = [m for m in st.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING) and m.node_row != NO_NODE]  # type: ignore[union-attr]
+            if pod not in members:
+                members.append(pod)
+            members.sort(key=lambda m: m.uid)
+            for m in members:
+                seen.add(m.uid)
+            return VictimUnit(members, group.priority, PODGROUP_RANK, st.key).finish(True)  # type: ignore[union-attr]
+        seen.add(pod.uid)
+        return VictimUnit([pod], group.priority, PODGROUP_RANK, st.key).finish(True)  # type: ignore[union-attr]
+
+    def on_row(self, preemptor_priority: int, row: int) -> list[VictimUnit]:
+        """Units on the node with priority lower than the preemptor's (§5 step 3a, §11.3)."""
+        units = []
+        seen: set[int] = set()
+        for q in self.handle.snapshot.pods_on(row):
+            if self.handle.victim_priority(q) >= preemptor_priority:
+                continue
+            unit = self.unit_for(q, seen)
+            if unit is not None:
+                units.append(unit)
+        return units
+
+    def below(self, priority: int) -> list[VictimUnit]:
+        """Every unit in the cluster with priority lower than ``priority`` (§11.2 step 1)."""
+        units = []
+        seen: set[int] = set()
+        for q in self.handle.snapshot.assigned_below(priority):
+            unit = self.unit_for(q, seen)
+            if unit is not None:
+                units.append(unit)
+        return units
+
+
+class PDBTracker:
+    """``filterPodsWithPDBViolation``: walk victims in importance order, spending budgets."""
+
+    def __init__(self, pdbs: list[tuple[PodDisruptionBudget, int]]) -> None:
+        self.allowed = {pdb.key: allowed for pdb, allowed in pdbs}
+        self.pdbs = [pdb for pdb, _ in pdbs]
+
+    def split(self, units: list[VictimUnit]) -> tuple[list[VictimUnit], list[VictimUnit]]:
+        allowed = dict(self.allowed)
+        violating: list[VictimUnit] = []
+        non_violating: list[VictimUnit] = []
+        for u in units:
+            count = 0
+            for pod in u.pods:
+                if not pod.labels:
+                    continue
+                hit = False
+                for pdb in self.pdbs:
+                    if pdb.namespace != pod.namespace or pdb.selector is None or pdb.selector.empty:
+                        continue
+                    if not pdb.selector.matches(pod.labels):
+                        continue
+                    allowed[pdb.key] -= 1
+                    if allowed[pdb.key] < 0:
+                        hit = True
+                if hit:
+                    count += 1
+            u.violating = count
+            (violating if count else non_violating).append(u)
+        return violating, non_violating
+
+
+@contextmanager
+def units_removed(snapshot: SnapshotView, units: list[VictimUnit]) -> Iterator[dict[int, int]]:
+    """Remove every pod of ``units`` from the snapshot (a dry run); yields uid -> home row.
+
+    On exit every pod is back on its node and each node's pod order is as it was.
+    """
+    removed = [(p, p.node_row) for u in units for p in u.pods]
+    with snapshot.pod_order_saved({r for _, r in removed}):
+        for p, _ in removed:
+            snapshot.unassign(p)
+        try:
+            yield {p.uid: r for p, r in removed}
+        finally:
+            for p, r in removed:
+                if p.node_row == NO_NODE:
+                    snapshot.assign(p, r)
+
+
+def reprieve(snapshot: SnapshotView, violating: list[VictimUnit], non_violating: list[VictimUnit], homes: dict[int, int], still_fits: Callable[[], bool]) -> tuple[list[VictimUnit], int]:
+    """Put units back one at a time, PDB-violating ones first, each list in importance order; a
+    unit the preemptor cannot do without is removed again and becomes a victim (§5 3f, §11.2 6).
+
+    Returns the victims and the number of their pods that violate a PDB.
+    """
+    victims: list[VictimUnit] = []
+    violations = 0
+    for bucket, is_violating in ((violating, True), (non_violating, False)):
+        for unit in bucket:
+            for p in unit.pods:
+                snapshot.assign(p, homes[p.uid])
+            if still_fits():
+                continue
+            for p in unit.pods:
+                snapshot.unassign(p)
+            victims.append(unit)
+            if is_violating:
+                violations += unit.violating
+    return victims, violations
+
+
+def pdb_budgets(handle: Handle) -> list[tuple[PodDisruptionBudget, int]]:
+    """Allowed disruptions per PDB (by key) from the matching running pods (INTERFACE rule 8)."""
+    out = []
+    for pdb in handle.pdbs():
+        healthy = 0
+        if pdb.selector is not None and not pdb.selector.empty:
+            for q in handle.snapshot.assigned.values():
+                if q.phase is PodPhase.BOUND and not q.terminating and q.namespace == pdb.namespace and pdb.selector.matches(q.labels):
+                    healthy += 1
+        out.append((pdb, allowed_disruptions(pdb, healthy)))
+    return out
+
+
+def allowed_disruptions(pdb: PodDisruptionBudget, healthy: int) -> int:
+    """The disruption controller's ``disruptionsAllowed`` with expected = healthy pods."""
+    expected = healthy
+
+    def scaled(v: int | str) -> int:
+        if isinstance(v, str):
+            pct = int(v.rstrip("%"))
+            return -((-pct * expected) // 100)  # round up, as GetScaledValueFromIntOrPercent(roundUp=true)
+        return v
+
+    if pdb.min_available is not None:
+        desired = scaled(pdb.min_available)
+    elif pdb.max_unavailable is not None:
+        desired = expected - scaled(pdb.max_unavailable)
+    else:
+        desired = expected
+    return max(0, healthy - max(desired, 0))

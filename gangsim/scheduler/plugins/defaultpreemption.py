@@ -1,0 +1,126 @@
+"""DefaultPreemption (``framework/plugins/defaultpreemption``): PostFilter for one pod (classic,
+SEMANTICS §5) and PodGroupPostFilter for a PodGroup (workload-aware, KEP-5710, §11.2). Both run
+the shared ``Evaluator``; actuation (DisruptionTarget, deletion, nomination clean-up, §5 step 6
+and §11.2 step 8) happens here, through the Handle."""
+
+from __future__ import annotations
+
+from gangsim.eventlog import EventReason
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.handle import Handle, Victim
+from gangsim.scheduler.framework.interface import (
+    Code,
+    PodGroupPostFilterPlugin,
+    PodGroupPostFilterResult,
+    PostFilterPlugin,
+    PostFilterResult,
+    Status,
+)
+from gangsim.scheduler.framework.preemption.evaluator import (
+    CandidateLimits,
+    Evaluator,
+    GroupPreemption,
+    PodGroupStrategy,
+    PodStrategy,
+)
+from gangsim.scheduler.framework.preemption.units import UnitIndex
+from gangsim.scheduler.framework.types import Diagnosis, PluginArgs, PodGroupState, PodInfo, PodPhase
+from gangsim.scheduler.plugins import names
+
+PREEMPTING_POD = "{}: preempting to accommodate a higher priority pod"
+PREEMPTING_PODGROUP = "{}: preempting to accommodate a higher priority podgroup"
+PREEMPTION = "preemption: "  # how the FitError shows PostFilter's message
+WAP_REFUSAL = "not eligible due to workload aware preemption enabled"
+REJECTED_AT_PERMIT = "preempted"
+
+
+class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
+    NAME = names.DEFAULT_PREEMPTION
+
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self.handle = handle
+        self.features = args.features
+        self.units = UnitIndex(handle, args.features.generic_workload)
+        self.limits = CandidateLimits(args.profile.min_candidate_nodes_percentage, args.profile.min_candidate_nodes_absolute)
+        self.evaluator = Evaluator()
+
+    # ---- one pod -----------------------------------------------------------------------------
+    def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
+        if self.features.workload_aware_preemption and pod.group_key:
+            st = self.handle.pod_group(pod.group_key)
+            if st is not None and st.group is not None:
+                # §5 step 0: a member of an existing PodGroup preempts only as its group (§11)
+                return PostFilterResult(None, PREEMPTION + WAP_REFUSAL, refused=True)
+        res = self.evaluator.preempt(PodStrategy(self.handle, self.units, self.limits, self.handle.rng, pod, diagnosis))
+        if res.candidate is not None:
+            self._actuate_for_pod(pod, res.candidate.row, res.candidate.victims)
+        return PostFilterResult(res.nominated_row, PREEMPTION + res.message if res.message else "")
+
+    def _actuate_for_pod(self, preemptor: PodInfo, row: int, victims: list[PodInfo]) -> None:
+        """§5 step 6: DisruptionTarget + delete each victim (one waiting at Permit is rejected
+        instead), then clear lower-priority nominations to the node."""
+        fresh = [v for v in victims if not v.terminating]  # never counted twice (INTERFACE rule 9)
+        self._evict(fresh, preemptor.key, preemptor.priority, PREEMPTING_POD.format(preemptor.spec.scheduler_name), "pod")
+        nominator = self.handle.nominator
+        for q in nominator.pods_for_row(row):
+            if q.priority < preemptor.priority and q.uid != preemptor.uid:
+                nominator.clear(q)
+        self.handle.bump()
+
+    # ---- one PodGroup ------------------------------------------------------------------------
+    def pod_group_post_filter(self, group: PodGroupState, pods: list[PodInfo], status: Status, *, only_if_more_than: int | None = None) -> PodGroupPostFilterResult | None:
+        """Workload-aware preemption for a failed PodGroup cycle. With ``only_if_more_than``
+        (KEP-4671 PartialSuccess, off by default), a plan is acted on only when it places more
+        pods than that; otherwise nothing happens and None is returned."""
+        res = self.evaluator.preempt(PodGroupStrategy(self.handle, self.units, group, pods))
+        if only_if_more_than is not None:
+            if res.status.code != Code.SUCCESS or len(res.placed) <= only_if_more_than:
+                return None
+            if res.victims:
+                self._actuate_for_group(group, res)
+            return PodGroupPostFilterResult(res.status, res.nominations, len(res.placed))
+        log = self.handle.log
+        log.count("podgroup_preemption_attempts")
+        if res.status.code != Code.SUCCESS:
+            return PodGroupPostFilterResult(res.status, None)
+        if res.victims:
+            log.count("podgroup_preemption_victims", sum(len(u.pods) for u in res.victims))
+            self._actuate_for_group(group, res)
+        return PodGroupPostFilterResult(res.status, res.nominations, len(res.placed))
+
+    def _actuate_for_group(self, st: PodGroupState, res: GroupPreemption) -> None:
+        """§11.2 step 8: evict the victims; DisruptionTarget on victim groups; clear
+        lower-priority nominations to the nodes the group was promised."""
+        handle = self.handle
+        priority = st.group.priority if st.group else 0
+        scheduler_name = next((p.spec.scheduler_name for p in st.members.values()), "default-scheduler")
+        victims = [p for u in res.victims for p in u.pods if not p.terminating]
+        self._evict(victims, st.key, priority, PREEMPTING_PODGROUP.format(scheduler_name), "podgroup")
+        for key in sorted({u.group_key for u in res.victims if u.group_key}):
+            handle.log.event(handle.cluster.now, "PodGroup", key, "", EventReason.DISRUPTION_TARGET, f"DisruptionTarget: preempted by podgroup {st.key}")
+        for row in sorted({row for _, row in res.placed}):
+            for q in handle.nominator.pods_for_row(row):
+                if q.priority < priority and q.group_key != st.key:
+                    handle.nominator.clear(q)
+        handle.bump()
+
+    def _evict(self, victims: list[PodInfo], preemptor: str, priority: int, message: str, kind: str) -> None:
+        """One decision: waiting pods are rejected at Permit, the others deleted (their
+        resources held through the grace period)."""
+        if not victims:
+            return
+        handle = self.handle
+        names_ = handle.snapshot.nodes.names
+        waiting = [v for v in victims if v.phase is PodPhase.WAITING]
+        for v in victims:
+            if v.phase is not PodPhase.WAITING:
+                v.terminating = True
+        handle.cluster.preempt(
+            [Victim(v, names_[v.node_row] if v.node_row >= 0 else "", handle.victim_priority(v)) for v in victims],
+            preemptor,
+            priority,
+            message,
+            preemptor_kind=kind,
+        )
+        for v in waiting:
+            handle.waiting_pods.reject(v, REJECTED_AT_PERMIT, plugin=self.NAME, to_backoff=True)

@@ -1,1 +1,0 @@
-"""DefaultPreemption: the classic per-node evaluator and (later) the PodGroup evaluator."""
