@@ -5,18 +5,20 @@ drivers never import the scheduler module, so the package has no import cycle.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.eventlog import EventLog
-from gangsim.scheduler.framework.handle import ClusterAPI, Nominator, SnapshotView
+from gangsim.scheduler.framework.handle import ClusterAPI, Nominator, SnapshotView, WaitingPods
 from gangsim.scheduler.framework.interface import ClusterEvent
+from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import Features, PodGroupState, PodInfo, QueuedEntity
+from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 
-if TYPE_CHECKING:
-    from gangsim.scheduler.binding import WaitingPodsMap
-    from gangsim.scheduler.framework.runtime import Framework
-    from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
+
+class WaitingPodsHandle(WaitingPods, Protocol):
+    def add(self, fw: Framework, pod: PodInfo, row: int, timeout_ms: int) -> None:
+        """A pod Permit told to wait: park its queue entity and report the reservation."""
 
 
 class SchedulerHandle(Protocol):
@@ -24,13 +26,13 @@ class SchedulerHandle(Protocol):
     log: EventLog  # the event sink
     snapshot: SnapshotView
     nominator: Nominator
-    queue: "SchedulingQueue"
-    waiting_pods: "WaitingPodsMap"
+    queue: SchedulingQueue
+    waiting_pods: WaitingPodsHandle
     config: SchedulerConfig
     features: Features
     generation: int  # bumped on every cluster change (an attempt records the one it saw)
 
-    def framework_for(self, scheduler_name: str) -> "Framework | None": ...
+    def framework_for(self, scheduler_name: str) -> Framework | None: ...
 
     def pod_group(self, key: str) -> PodGroupState | None: ...
 

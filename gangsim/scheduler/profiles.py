@@ -67,5 +67,3 @@ POLICIES: dict[str, Policy] = {
         {"preEnqueue": (n.GANG_SCHEDULING,), "placementFeasible": (n.GANG_SCHEDULING,), "podGroupPostFilter": (n.DEFAULT_PREEMPTION,)},
     ),
 }
-
-DEFAULT_POLICY = "gang"

@@ -31,16 +31,15 @@ from gangsim.scheduler.framework.types import (
     fit_error_message,
 )
 
-# KEP-5710 / v1.36 short forms (the newest hierarchy-aware forms are in VALIDATION_MESSAGES_NEWEST)
+# KEP-5710 / v1.36 short forms. The newest code (CompositePodGroup hierarchies) words the first two
+#   'all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "{}" ("{}") and "{}" ("{}")'
+#   'all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got {} ("{}") and {} ("{}")'
+# with pod and group names; gangsim models no hierarchy yet, so the flat forms stay (SEMANTICS §1.5).
 MSG_SCHEDULER_NAME = 'all pods in a single pod group should have the same .spec.schedulerName set, got: "{}" and "{}"'
 MSG_PRIORITY = "all pods in a single pod group should match the priority of the pod group, got: {} and {}"
 MSG_PREEMPTION_POLICY = "all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got {} ({}) and {} ({})"
 MSG_PREEMPTION_POLICY_PODS = "all pods in a pod group hierarchy should have the same preemption policy, got {} ({}) and {} ({})"
 MSG_PROFILE = 'profile not found for scheduler name "{}"'
-VALIDATION_MESSAGES_NEWEST = {
-    "scheduler_name": 'all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "{}" ("{}") and "{}" ("{}")',
-    "priority": 'all pods in a pod group hierarchy should have the same priority as the root pod group\'s priority, got {} ("{}") and {} ("{}")',
-}
 NO_PODS_SCHEDULABLE = "no pods were schedulable"
 PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
 

@@ -24,7 +24,6 @@ class Phase(IntEnum):
     TIMEOUT = 2  # rendezvous and Permit timeouts
     QUEUE = 3  # backoff expiry and the unschedulable-pods flush
     SCHEDULE = 4  # the scheduler drains its queue (binding takes no simulated time)
-    OBSERVE = 5  # after everything else at this instant (e.g. deciding "in vain")
 
 
 class Timer:
@@ -50,7 +49,6 @@ class Engine:
         self.now: int = 0
         self._heap: list[tuple[int, int, int, Handler, Any, bool]] = []
         self._seq = itertools.count()
-        self.steps = 0
         # entries that can change the cluster (not queue housekeeping): the run is idle at 0
         self.productive = 0
 
@@ -93,7 +91,6 @@ class Engine:
                     return
                 self.now = t
             _, _, _, handler, payload, productive = pop(heap)
-            self.steps += 1
             if productive:
                 self.productive -= 1
             handler(payload)

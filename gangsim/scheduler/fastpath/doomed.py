@@ -18,7 +18,7 @@ import numpy as np
 
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.framework.handle import Nominator, SnapshotView
-from gangsim.scheduler.framework.interface import CapacityPlugin, FilterPlugin
+from gangsim.scheduler.framework.interface import FilterPlugin
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 
@@ -28,6 +28,7 @@ class Runner(Protocol):
     rng: np.random.Generator | None
     signatures: SignatureCache | None
     dynamic_filters: list[FilterPlugin]
+    counts_capacity: bool  # every dynamic filter is a CapacityPlugin
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int: ...
 
@@ -52,8 +53,7 @@ def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> int | None:
         return None  # seeded host choices would draw from the RNG during the real pass
     if pod.nominated_row != NO_NODE or fw.nominator.rows():
         return None
-    plugins = fw.dynamic_filters
-    if not plugins or not all(isinstance(p, CapacityPlugin) for p in plugins):
+    if not fw.counts_capacity:
         return None
     entry = fw.signatures.entry(pod)  # refreshed here as the pass itself would refresh it
     if entry is None:
@@ -65,7 +65,7 @@ def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> int | None:
     if len(rows) >= enough or len(rows) > fw.num_feasible_nodes_to_find(len(order)):
         return None  # (every feasible node takes at least one pod)
     per_row = np.full(len(rows), enough, dtype=np.int64)
-    for p in plugins:
+    for p in fw.dynamic_filters:
         c = p.capacity(pod, rows)  # type: ignore[attr-defined]
         if c is None:
             return None

@@ -167,7 +167,6 @@ class PostFilterPlugin(Plugin, Protocol):
 class PostFilterResult:
     nominated_row: int | None  # None: leave the nomination as it is; NO_NODE: clear it
     message: str = ""  # appended to the FitError ("preemption: 0/3 nodes are available: …")
-    refused: bool = False  # the pod may not preempt at all (the message says why)
 
 
 @runtime_checkable

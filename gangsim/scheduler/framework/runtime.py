@@ -31,6 +31,7 @@ from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import ClusterAPI, Handle, Nominator, SnapshotView, WaitingPods
 from gangsim.scheduler.framework.interface import (
     EXTENSION_POINTS,
+    CapacityPlugin,
     ClusterEvent,
     Code,
     EnqueueExtensions,
@@ -142,13 +143,16 @@ class Framework(Handle):
             raise ValueError(f"a profile needs exactly one queueSort plugin, got {len(sorts)}")
         self.queue_sort = sorts[0]
         self.pre_filter_plugins: list[PreFilterPlugin] = lists.get("preFilter", [])
+        self._pre_filters = [(p.NAME, p.pre_filter) for p in self.pre_filter_plugins]
         self.filter_plugins: list[FilterPlugin] = lists.get("filter", [])
-        self.filter_names = [p.NAME for p in self.filter_plugins]
         # the leading node-static filters: what the static cache may keep per static signature
         self.n_static = next((i for i, p in enumerate(self.filter_plugins) if not p.NODE_STATIC), len(self.filter_plugins))
         self.dynamic_filters = self.filter_plugins[self.n_static :]
+        # the fast path may count capacity when every dynamic filter can (checked once, here:
+        # isinstance against a Protocol is slow)
+        self.counts_capacity = bool(self.dynamic_filters) and all(isinstance(p, CapacityPlugin) for p in self.dynamic_filters)
         self.post_filter_plugins: list[PostFilterPlugin] = lists.get("postFilter", [])
-        self.pre_score_plugins: set[str] = {p.NAME for p in lists.get("preScore", [])}
+        self._pre_scores = {p.NAME: p.pre_score for p in lists.get("preScore", [])}
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
         self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
@@ -210,31 +214,32 @@ class Framework(Handle):
         if state.pre_filtered:
             return
         state.pre_filtered = True
-        for p in self.pre_filter_plugins:
-            status = p.pre_filter(state, pod)
-            if status is not None and status.code == Code.SKIP:
-                state.skip_filter.add(p.NAME)
+        for name, pre_filter in self._pre_filters:
+            status = pre_filter(state, pod)
+            if status is not None and status.code is Code.SKIP:
+                state.skip_filter.add(name)
 
     def _apply(self, first: int, last: int, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
         """Run filter plugins ``first..last-1`` on the rows still passing; record the first
         failure of each row (code and plugin index), as RunFilterPlugins stops at it."""
         skip = state.skip_filter
-        if len(rows) == 1:  # the common refresh: one row changed by the last bind
-            if codes[0] != 0:
+        plugins = self.filter_plugins
+        if len(rows) == 1:  # the common case: a cache refresh, a preemption re-check
+            if codes[0]:
                 return
             for j in range(first, last):
-                p = self.filter_plugins[j]
-                if p.NAME in skip:
+                p = plugins[j]
+                if skip and p.NAME in skip:
                     continue
-                c = p.filter(state, pod, rows)
-                if c[0] != 0:
-                    codes[0] = c[0]
+                c = p.filter(state, pod, rows)[0]
+                if c:
+                    codes[0] = c
                     plugin[0] = j
                     return
             return
         for j in range(first, last):
-            p = self.filter_plugins[j]
-            if p.NAME in skip:
+            p = plugins[j]
+            if skip and p.NAME in skip:
                 continue
             todo = np.flatnonzero(codes == 0)
             if len(todo) == 0:
@@ -259,7 +264,8 @@ class Framework(Handle):
         both without and with those pods (``RunFilterPluginsWithNominatedPods``).
         """
         self.filter_rows_computed += len(rows)
-        self.run_pre_filter(state, pod)
+        if not state.pre_filtered:
+            self.run_pre_filter(state, pod)
         if self.static_cache is not None:  # fast path: static codes per static signature
             s_codes, s_plugin = self.static_cache.codes(pod)
             codes, plugin = s_codes[rows], s_plugin[rows]
@@ -430,9 +436,10 @@ class Framework(Handle):
     # ---- PreScore, Score ---------------------------------------------------------------------------
     def raw_score(self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         """One plugin's raw scores; None when its PreScore or Score says Skip."""
-        if plugin.NAME in self.pre_score_plugins:
-            status = plugin.pre_score(state, pod)  # type: ignore[attr-defined]
-            if status is not None and status.code == Code.SKIP:
+        pre_score = self._pre_scores.get(plugin.NAME)
+        if pre_score is not None:
+            status = pre_score(state, pod)
+            if status is not None and status.code is Code.SKIP:
                 return None
         return plugin.score(state, pod, rows)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum, StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -86,8 +86,7 @@ class ConditionStatus(StrEnum):
     FALSE = "False"
 
 
-@dataclass(frozen=True, slots=True)
-class Condition:
+class Condition(NamedTuple):
     """``PodGroupInitiallyScheduled`` (§1.4)."""
 
     status: ConditionStatus

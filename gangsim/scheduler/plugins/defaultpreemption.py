@@ -50,7 +50,7 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
             st = self.handle.pod_group(pod.group_key)
             if st is not None and st.group is not None:
                 # §5 step 0: a member of an existing PodGroup preempts only as its group (§11)
-                return PostFilterResult(None, PREEMPTION + WAP_REFUSAL, refused=True)
+                return PostFilterResult(None, PREEMPTION + WAP_REFUSAL)
         res = self.evaluator.preempt(PodStrategy(self.handle, self.units, self.limits, self.handle.rng, pod, diagnosis))
         if res.candidate is not None:
             self._actuate_for_pod(pod, res.candidate.row, res.candidate.victims)
