@@ -72,7 +72,7 @@ def run(
 ) -> None:
     """Replay TRACE under one policy and report GPU idle time, gang waits and preemption victims."""
     if plot:
-        from gangsim.figures import require_matplotlib
+        from gangsim.report.figures import require_matplotlib
 
         if out is None:
             raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
@@ -87,8 +87,8 @@ def run(
         report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms)
     plots: dict[str, bytes] = {}
     if plot:  # drawn before anything is written, so a failure leaves --out untouched
-        from gangsim.figures import report_files
         from gangsim.report.bundle import write_files
+        from gangsim.report.figures import report_files
         from gangsim.report.summary import summary_grid
         from gangsim.report.tables import gang_grid
 

@@ -1,10 +1,16 @@
-"""Load → replay → report, without any terminal or file I/O of its own (the CLI does that)."""
+"""Load → replay → report, without any terminal or file I/O of its own (the CLI does that).
+
+The one way the commands reach the loader, the simulator and the report builder: ``gangsim run``
+calls it directly; ``diff``, ``plan`` and ``sweep`` through the runners of
+``gangsim.whatif.sweep``, which load and replay every run with it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from gangsim.api.config import SchedulerConfig
 from gangsim.api.trace import Trace
 from gangsim.load import load_trace
 from gangsim.report import Report, build_report
@@ -23,7 +29,9 @@ def run_policy(
     *,
     seed: int | None = None,
     horizon_ms: int | None = None,
+    config: SchedulerConfig | None = None,
     progress: Progress | None = None,
 ) -> Report:
-    log = replay(trace, policy, seed=seed, horizon_ms=horizon_ms, progress=progress)
+    """One replay of ``trace`` under ``policy`` and its report; ``config`` ``None``: the trace's own."""
+    log = replay(trace, policy, seed=seed, horizon_ms=horizon_ms, config=config, progress=progress)
     return build_report(log)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from gangsim.errors import GangsimError
-from gangsim.variants import duration_option
+from gangsim.whatif.variants import duration_option
 
 __all__ = ["duration_option", "fail", "stdout_console", "user_errors"]
 

@@ -1,9 +1,10 @@
 """``gangsim diff``, ``gangsim plan`` and ``gangsim sweep``: many replays of one trace, compared.
 
 Thin, like ``gangsim.cli``: parse and check every option (bad input is exit 2 before any replay),
-call ``gangsim.sweep`` / ``gangsim.plan`` / ``gangsim.report``, print, map outcomes to exit codes
-(0 ok; 1 a ``--fail-if`` held, or ``plan`` found no size meeting the targets; 2 bad input or usage;
-3 a bug, handled by ``gangsim.cli.main``).
+load through ``gangsim.pipeline``, compute with ``gangsim.whatif`` (runners, plan, grid), render
+with ``gangsim.report``, print, map outcomes to exit codes (0 ok; 1 a ``--fail-if`` held, or
+``plan`` found no size meeting the targets; 2 bad input or usage; 3 a bug, handled by
+``gangsim.cli.main``).
 
 The CLI helpers it shares with ``gangsim.cli`` live in ``gangsim.commands.common``.
 """
@@ -68,7 +69,7 @@ def _check_plot(plot: bool, out: Path | None) -> None:
     if plot and out is None:
         raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
     if plot:
-        from gangsim.figures import require_matplotlib
+        from gangsim.report.figures import require_matplotlib
 
         require_matplotlib()
 
@@ -108,8 +109,8 @@ def diff(
         render_diff_terminal,
         table_width,
     )
-    from gangsim.sweep import Runner, Task
-    from gangsim.variants import parse_policy_specs
+    from gangsim.whatif.sweep import Runner, Task
+    from gangsim.whatif.variants import parse_policy_specs
 
     specs = parse_policy_specs(policies or list(DEFAULT_DIFF_POLICIES))
     if len(specs) < 2:
@@ -128,7 +129,7 @@ def diff(
     if out is not None:
         files = {"diff.json": render_diff_json(result), "diff.md": render_diff_markdown(result).encode("utf-8")}
         if plot:
-            from gangsim.figures import report_files
+            from gangsim.report.figures import report_files
             from gangsim.report.html import Paragraph
 
             tables = [diff_metrics_grid(result), gang_changes_grid(result)]
@@ -154,7 +155,7 @@ def diff(
 
 
 def _ranges(texts: list[str], pools: list[str]) -> dict[str, tuple[int, int]]:
-    from gangsim.plan import parse_range
+    from gangsim.whatif.plan import parse_range
 
     out: dict[str, tuple[int, int]] = {}
     shared: tuple[int, int] | None = None
@@ -191,12 +192,13 @@ def plan(
     Bisection over independent replays (the answer and the size below it are both replayed); several --pool are planned one at a time, the others as in the trace. Exit 1 when a pool's range cannot meet the targets.
     """
     from gangsim import pipeline
-    from gangsim.plan import plan_grid, plan_json, plan_lines, plan_pool, plan_series, render_plan_json, render_plan_markdown, render_plan_terminal
-    from gangsim.pools import pool_info
     from gangsim.report.bundle import write_files
     from gangsim.report.diff import parse_condition
-    from gangsim.sweep import Runner, Task
-    from gangsim.variants import parse_policy_spec
+    from gangsim.report.render_plan import plan_grid, plan_json, plan_lines, plan_series, render_plan_json, render_plan_markdown, render_plan_terminal
+    from gangsim.whatif.plan import plan_pool
+    from gangsim.whatif.pools import pool_info
+    from gangsim.whatif.sweep import Runner, Task
+    from gangsim.whatif.variants import parse_policy_spec
 
     spec = parse_policy_spec(policy)
     conditions = [parse_condition(text, [spec.label], default_label=spec.label, option="--target") for text in targets]
@@ -230,7 +232,7 @@ def plan(
             "plan.md": render_plan_markdown(trace_name, spec.label, conditions, plans).encode("utf-8"),
         }
         if plot:
-            from gangsim.figures import plan_files
+            from gangsim.report.figures import plan_files
             from gangsim.report.html import Paragraph
 
             series = [plan_series(p, conditions) for p in plans]
@@ -261,7 +263,7 @@ SWEEP_SHOWN = ("gpu.utilization", "gpu.stranded_s", "gangs.started", "gangs.wait
 
 
 def _seeds(texts: list[str]) -> list[int | None]:
-    from gangsim.sweep import parse_sizes
+    from gangsim.whatif.sweep import parse_sizes
 
     seeds: list[int | None] = []
     for text in texts:
@@ -276,7 +278,7 @@ def _seeds(texts: list[str]) -> list[int | None]:
 
 
 def _pool_sizes(texts: list[str]) -> dict[str, tuple[int, ...]]:
-    from gangsim.sweep import parse_sizes
+    from gangsim.whatif.sweep import parse_sizes
 
     out: dict[str, tuple[int, ...]] = {}
     for text in texts:
@@ -309,7 +311,7 @@ def sweep(
     from gangsim.report.render_diff import fmt_metric
     from gangsim.report.render_rich import grid_table
     from gangsim.report.summary import Grid
-    from gangsim.sweep import Runner, load_grid_file, make_grid, prepare, sweep_table, write_table
+    from gangsim.whatif.sweep import Runner, load_grid_file, make_grid, prepare, sweep_table, write_table
 
     spec: dict = load_grid_file(grid_file) if grid_file is not None else {}
     if traces:

@@ -201,7 +201,7 @@ def register(app: typer.Typer) -> None:
         """
         from dataclasses import replace
 
-        from gangsim import generate as gen
+        from gangsim.load import generate as gen
 
         if list_presets:
             for key, (about, _) in gen.PRESETS.items():
@@ -254,7 +254,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _preset_names() -> Iterable[str]:
-    from gangsim.generate import PRESETS
+    from gangsim.load.generate import PRESETS
 
     return PRESETS.keys()
 
@@ -263,7 +263,7 @@ _POOL = re.compile(r"^(?P<name>[a-z0-9]([-a-z0-9]*[a-z0-9])?)=(?P<count>\d+)x(?P
 
 
 def _pool(text: str):
-    from gangsim.generate import PoolSpec
+    from gangsim.load.generate import PoolSpec
 
     head, *rest = [p.strip() for p in text.split(",")]
     m = _POOL.match(head)

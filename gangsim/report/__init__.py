@@ -2,7 +2,10 @@
 
 The report layer reads only the :class:`gangsim.eventlog.EventLog` of a replay; it never imports
 the scheduler or the simulator (STYLE §3). Everything is computed once, in :func:`build_report`
-(``tables.py``, ``summary.py``); the renderers and the writer only format and store it.
+(``tables.py``, ``summary.py``); the renderers and the writer only format and store it. Likewise
+``diff.py`` compares runs and ``render_diff.py`` formats the comparison; ``render_plan.py``
+formats the plans that ``gangsim.whatif`` computes and ``figures.py`` draws the plots
+(matplotlib, imported lazily). Nothing here imports ``gangsim.whatif``.
 
 ::
 

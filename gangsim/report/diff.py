@@ -69,6 +69,7 @@ __all__ = [
     "metric_value",
     "parse_condition",
     "sections",
+    "target_keys",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +288,16 @@ def _num(x: float | int | None) -> str:
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     return str(x)
+
+
+def target_keys(conditions: Sequence[Condition]) -> list[str]:
+    """The metric keys the conditions name, each once, in order of first mention."""
+    keys: list[str] = []
+    for c in conditions:
+        for _, key in c.keys():
+            if key not in keys:
+                keys.append(key)
+    return keys
 
 
 def parse_condition(

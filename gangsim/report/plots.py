@@ -1,8 +1,9 @@
 """The data behind the plots: plain series computed from reports, nothing drawn here.
 
-``gangsim.figures`` draws them with matplotlib (the optional ``gangsim[plot]`` extra, kept out of
-``report/``, which depends only on Polars, rich, orjson and numpy); ``report/html.py`` embeds the
-same series as JSON in ``report.html`` so what a reader sees and what a script parses agree.
+``gangsim.report.figures`` draws them with matplotlib (the optional ``gangsim[plot]`` extra,
+imported lazily there and nowhere else: the rest of ``report/`` depends only on Polars, rich,
+orjson and numpy); ``report/html.py`` embeds the same series as JSON in ``report.html`` so what a
+reader sees and what a script parses agree.
 Times are hours, rounded to 6 decimals (3.6 ms), so the JSON is small and byte-stable.
 
 - :func:`gpu_state_series` — the timeline as four stacked step series that add up to the

@@ -1,19 +1,20 @@
-"""`gangsim plan`, the bisection (gangsim.plan) and pool resizing (gangsim.pools)."""
+"""`gangsim plan`, the bisection (gangsim.whatif.plan) and pool resizing (gangsim.whatif.pools)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
+from cli_kit import DEADLOCK, invoke, invoke_json
 from gangsim.eventlog import EventLog
 from gangsim.pipeline import load
-from gangsim.plan import PoolPlan, plan_pool
-from gangsim.pools import pools, resize_pools
 from gangsim.report.diff import parse_condition
 from gangsim.report.summary import build_summary
-from gangsim.sweep import Outcome, Task
+from gangsim.whatif.plan import PoolPlan, plan_pool
+from gangsim.whatif.pools import pools, resize_pools
+from gangsim.whatif.sweep import Outcome, Task
 
-from .kit import DEADLOCK, invoke, invoke_json, write_two_pools
+from .kit import write_two_pools
 
 
 def deadlock_with(tmp_path: Path, count: int) -> str:

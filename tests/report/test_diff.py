@@ -4,9 +4,8 @@ import json
 
 import pytest
 
+from cli_kit import BINPACK, DEADLOCK, invoke, invoke_json
 from gangsim.report.diff import metric_keys
-
-from .kit import BINPACK, DEADLOCK, invoke, invoke_json
 
 # Until 1h15m the pod policy has started one job (after its first 30-min rendezvous timeout), gang
 # both (the second at 1h1m3s). Without a horizon both policies start both jobs in the end.

@@ -5,9 +5,10 @@ import importlib.util
 import polars as pl
 import pytest
 
+from cli_kit import DEADLOCK, invoke
 from gangsim.report.diff import metric_keys
 
-from .kit import DEADLOCK, invoke, write_two_pools
+from .kit import write_two_pools
 
 GRID = ["--trace", DEADLOCK, "--policy", "gang", "--policy", "pod", "--seed", "none", "--seed", "3", "--pool", "gpu=20,32"]
 
@@ -59,9 +60,9 @@ def test_ray_backend_gives_the_same_table(serial, tmp_path):
 
 
 def test_ray_missing_is_a_usage_error(monkeypatch):
-    import gangsim.sweep
+    import gangsim.whatif.sweep
 
-    monkeypatch.setattr(gangsim.sweep, "ray_available", lambda: False)
+    monkeypatch.setattr(gangsim.whatif.sweep, "ray_available", lambda: False)
     res = invoke("sweep", "--trace", DEADLOCK, "--backend", "ray")
     assert res.exit_code == 2
     assert res.stderr == "gangsim: error: --backend ray needs Ray: pip install 'gangsim[ray]'\n"

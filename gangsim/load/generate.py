@@ -3,7 +3,8 @@ GPU and duration distributions, a priority mix and optional node failures.
 
 The output is ordinary Kubernetes-style documents (PriorityClass, NodePool, PodGroup, Job, Pod),
 so a generated trace is read by the same loader as a hand-written one. Deterministic: the same
-spec and seed give the same bytes.
+spec and seed give the same bytes. Like ``importers/``, it produces trace records and imports only
+``gangsim.api``, ``gangsim.errors``, ``gangsim.load`` and third-party libraries.
 """
 
 from __future__ import annotations

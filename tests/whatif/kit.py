@@ -1,29 +1,9 @@
-"""Shared bits of the compare tests: paths, the CLI runner, a small two-pool trace."""
+"""Shared bits of the what-if tests (plan, sweep): a small two-pool trace. The CLI runner and
+the bundled traces' paths are in ``tests/cli_kit.py``."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-from typer.testing import CliRunner
-
-from gangsim.cli import app
-
-ROOT = Path(__file__).resolve().parents[2]
-DEADLOCK = str(ROOT / "traces" / "deadlock.yaml")
-BINPACK = str(ROOT / "traces" / "configs" / "binpack-gpus.yaml")
-runner = CliRunner()
-
-
-def invoke(*args: str):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def invoke_json(*args: str, code: int = 0) -> dict:
-    res = invoke(*args, "--format", "json")
-    assert res.exit_code == code, (res.stdout, res.stderr)
-    return json.loads(res.stdout)
-
 
 # Two pools: `big` (3 nodes x 8 GPUs, all fail at 2h) and `small` (4 nodes x 2 GPUs); node big-1
 # alone is patched unschedulable at 30m. A Job of three 8-GPU pods on big nodes (no gang policy:

@@ -38,15 +38,14 @@ from typing import Any
 import polars as pl
 import yaml
 
+from gangsim import pipeline
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.trace import Trace
 from gangsim.errors import InputError, UsageError
-from gangsim.load import load_trace
-from gangsim.pools import pool_info, resize_pools
-from gangsim.report import Report, build_report
+from gangsim.report import Report
 from gangsim.report.diff import flatten, metric_types, metric_value
-from gangsim.sim.replay import replay
-from gangsim.variants import PolicySpec, duration_option, parse_policy_specs
+from gangsim.whatif.pools import pool_info, resize_pools
+from gangsim.whatif.variants import PolicySpec, duration_option, parse_policy_specs
 
 __all__ = [
     "BACKENDS",
@@ -101,8 +100,7 @@ def execute(trace: Trace, task: Task) -> Outcome:
     """Resize, replay, report: the function every backend runs."""
     if task.pools:
         trace = resize_pools(trace, dict(task.pools))
-    log = replay(trace, task.policy, seed=task.seed, horizon_ms=task.horizon_ms, config=task.config)
-    report = build_report(log)
+    report = pipeline.run_policy(trace, task.policy, seed=task.seed, horizon_ms=task.horizon_ms, config=task.config)
     extras = {key: metric_value(report.summary, report.tables["gangs"], key) for key in task.extras}
     return Outcome(report.summary, extras, report if task.keep_report else None)
 
@@ -428,7 +426,7 @@ def prepare(grid: Grid) -> Prepared:
     traces: list[Trace] = []
     for gt in grid.traces:
         for config in grid.configs:
-            traces.append(load_trace(list(gt.paths), config_path=config))
+            traces.append(pipeline.load(list(gt.paths), config_path=config))
     for trace in traces:
         for name, _ in grid.pools:
             pool_info(trace, name)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gangsim.generate import PRESETS, generate, preset, to_jsonl, to_yaml
+from gangsim.load.generate import PRESETS, generate, preset, to_jsonl, to_yaml
 from tests.importers.conftest import ROOT, invoke, read_jsonl
 
 MIXED_DAY = ROOT / "traces" / "mixed-day.yaml"

@@ -4,8 +4,8 @@ matplotlib is imported lazily, inside the functions, and only through ``matplotl
 (no pyplot, no global backend state: the Agg canvas renders the PNG). Without matplotlib,
 :func:`require_matplotlib` raises the usage error the CLI turns into exit 2 — before any replay.
 
-The series come computed from ``gangsim.report.plots`` (or ``gangsim.plan`` for the planner);
-this module only draws. Files:
+The series come computed from ``gangsim.report.plots`` (or ``gangsim.report.render_plan`` for
+the planner); this module only draws. The rest of ``report/`` never imports matplotlib. Files:
 
 - ``gpu_state.png`` — GPUs busy / stranded / free while pods pend / free, stacked over time, one
   panel per policy;
@@ -30,8 +30,8 @@ from gangsim.report.html import Block, Heading, Image, Paragraph, render_html
 from gangsim.report.plots import plots_data
 
 if TYPE_CHECKING:
-    from gangsim.plan import PoolPlan
     from gangsim.report import Report
+    from gangsim.report.render_plan import PlannedPool
 
 __all__ = ["PLOT_FILES", "plan_figure", "plan_files", "report_files", "require_matplotlib"]
 
@@ -194,7 +194,7 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def plan_figure(trace: str, label: str, plan: PoolPlan, series: dict[str, Any]) -> bytes:
+def plan_figure(trace: str, label: str, plan: PlannedPool, series: dict[str, Any]) -> bytes:
     """Every target metric against the pool's node count; threshold lines, meets / fails marks."""
     keys = list(series["targets"])
     fig = _figure(8.5, 1.0 + 3.2 * max(len(keys), 1))
@@ -224,7 +224,7 @@ def plan_figure(trace: str, label: str, plan: PoolPlan, series: dict[str, Any]) 
     return _png(fig)
 
 
-def plan_files(trace: str, label: str, plans: Sequence[PoolPlan], series: Sequence[dict[str, Any]], tables: Sequence[Block], data: dict, title: str) -> dict[str, bytes]:
+def plan_files(trace: str, label: str, plans: Sequence[PlannedPool], series: Sequence[dict[str, Any]], tables: Sequence[Block], data: dict, title: str) -> dict[str, bytes]:
     require_matplotlib()
     files: dict[str, bytes] = {}
     blocks: list[Block] = list(tables)

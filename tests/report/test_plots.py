@@ -5,10 +5,9 @@ import json
 
 import pytest
 
+from cli_kit import DEADLOCK, ROOT, invoke
 from gangsim.report.html import extract_data
 from gangsim.report.plots import GPU_STATES
-
-from .kit import DEADLOCK, ROOT, invoke
 
 needs_matplotlib = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="pip install 'gangsim[plot]'")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -93,10 +92,10 @@ def test_plan_plot(tmp_path):
 
 
 def test_plot_without_matplotlib_exits_2(monkeypatch, tmp_path):
-    import gangsim.figures
+    import gangsim.report.figures
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(gangsim.figures.importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    monkeypatch.setattr(gangsim.report.figures.importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     res = invoke("run", DEADLOCK, "--out", str(tmp_path / "o"), "--plot")
     assert res.exit_code == 2
     assert res.stderr == "gangsim: error: --plot needs matplotlib: pip install 'gangsim[plot]'\n"

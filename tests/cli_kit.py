@@ -1,0 +1,25 @@
+"""Shared bits of the command tests (whatif/, report/): paths of bundled traces, the CLI runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gangsim.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+DEADLOCK = str(ROOT / "traces" / "deadlock.yaml")
+BINPACK = str(ROOT / "traces" / "configs" / "binpack-gpus.yaml")
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def invoke_json(*args: str, code: int = 0) -> dict:
+    res = invoke(*args, "--format", "json")
+    assert res.exit_code == code, (res.stdout, res.stderr)
+    return json.loads(res.stdout)
