@@ -1,23 +1,30 @@
 """The scheduling queue in simulated time (SEMANTICS §4): backoff, pop-from-backoffQ, queueing
-hints and the unschedulable flush."""
+hints and the unschedulable flush; activeQ's order (the QueueSort plugin's ``sort_key``), the
+``QueueLocation`` an entity is in after each operation, ``done``, ``activate``, ``move_entity``
+and ``move_for_plugins`` on a queue alone."""
 
 import pytest
 
-from builders import create, events_of, make_node, make_pod, make_trace, pod_rows, run
+from builders import NO_BACKOFF, create, events_of, make_node, make_pod, make_trace, pod_rows, run
 from gangsim.api.config import SchedulerConfig
-from gangsim.scheduler.framework.types import QueuedEntity
+from gangsim.scheduler.framework.interface import Status
+from gangsim.scheduler.framework.types import QueuedEntity, QueueLocation
 from gangsim.scheduler.plugins.queuesort import PrioritySort
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
+from sim.fakes import pod_info
 
 
-def queue(config=None, now=0):
+def queue(config=None, now=0, *, gated: set[str] | None = None, stale: bool = False):
+    """A queue alone: a settable clock; ``gated`` holds the keys PreEnqueue rejects (mutable);
+    ``stale``: every entity could end differently if retried."""
     clock = {"now": now}
+    gate = gated if gated is not None else set()
     q = SchedulingQueue(
         config or SchedulerConfig(),
         now=lambda: clock["now"],
-        is_stale=lambda e: False,
+        is_stale=lambda e: stale,
         wake_at=lambda t: None,
-        pre_enqueue=lambda e: None,
+        pre_enqueue=lambda e: Status.unresolvable(f"gated {e.key}") if e.key in gate else None,
         sort_key=PrioritySort(None, None).sort_key,  # type: ignore[arg-type]  # stateless
     )
     return q, clock
@@ -117,3 +124,193 @@ def test_a_victim_can_die_in_vain():
     log = run(t)
     assert [(v.victim_pod, v.preemptor, v.ended_ms, v.in_vain) for v in log.victims] == [("default/blocker", "default/old-low", 30_000, True)]
     assert pod_rows(log, "new-high")[0].bound_ms == 30_000
+
+
+# ---- a queue alone: order and locations ------------------------------------------------------------
+def entity(key: str, priority: int = 0, timestamp_ms: int = 0) -> QueuedEntity:
+    return QueuedEntity(key, pods=[pod_info(make_pod(key, priority=priority), 1)], timestamp_ms=timestamp_ms)
+
+
+def drain(q) -> list[str]:
+    out = []
+    while (e := q.pop()) is not None:
+        out.append(e.key)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("added", "want"),
+    [
+        pytest.param([("low", 1, 0), ("high", 5, 0)], ["high", "low"], id="higher-priority-first"),
+        pytest.param([("late", 0, 9), ("early", 0, 3)], ["early", "late"], id="then-earlier-timestamp"),
+        pytest.param([("first", 0, 3), ("second", 0, 3), ("third", 0, 3)], ["first", "second", "third"], id="then-arrival-order"),
+        pytest.param([("old-low", 1, 0), ("new-high", 5, 50), ("mid", 1, 10)], ["new-high", "old-low", "mid"], id="priority-beats-age"),
+    ],
+)
+def test_active_q_pops_in_the_queue_sort_order(added, want):
+    q, _ = queue()
+    for key, priority, ts in added:
+        q.add(entity(key, priority, ts))
+    assert drain(q) == want
+
+
+def test_an_entity_keeps_its_arrival_order_when_it_comes_back():
+    q, _ = queue()
+    a, b = entity("a"), entity("b")
+    q.add(a)
+    q.add(b)
+    q.pop()  # a, in flight
+    q.add(a)  # back, behind nobody: b arrived later
+    assert drain(q) == ["a", "b"]
+
+
+A = QueueLocation
+
+
+def _failed(q, e, *, plugins=frozenset({"NodeResourcesFit"}), to_backoff=False):
+    q.add(e)
+    q.pop()
+    e.attempts += 1
+    e.unschedulable_count += 1
+    e.unschedulable_plugins = plugins
+    q.requeue_after_failure(e, to_backoff=to_backoff)
+
+
+@pytest.mark.parametrize(
+    ("steps", "config", "stale", "want"),
+    [
+        pytest.param(lambda q, e: q.add(e), None, False, A.ACTIVE, id="added"),
+        pytest.param(lambda q, e: (q.add(e), q.pop()), None, False, A.IN_FLIGHT, id="popped"),
+        pytest.param(lambda q, e: _failed(q, e), None, False, A.UNSCHEDULABLE, id="rejected-by-a-plugin-is-parked"),
+        pytest.param(lambda q, e: _failed(q, e, to_backoff=True), None, False, A.BACKOFF, id="to-backoff"),
+        pytest.param(lambda q, e: _failed(q, e, plugins=frozenset()), None, False, A.BACKOFF, id="no-rejecting-plugin-backs-off"),
+        pytest.param(lambda q, e: _failed(q, e, to_backoff=True), NO_BACKOFF, True, A.ACTIVE, id="no-backoff-and-stale-is-active"),
+        pytest.param(lambda q, e: _failed(q, e, to_backoff=True), NO_BACKOFF, False, A.BACKOFF, id="no-backoff-nothing-changed-waits-in-backoff"),
+        pytest.param(lambda q, e: (q.add(e), q.done(e)), None, False, A.NONE, id="done"),
+        pytest.param(lambda q, e: (_failed(q, e), q.done(e)), None, False, A.NONE, id="done-while-parked"),
+    ],
+)
+def test_queue_location(steps, config, stale, want):
+    q, _ = queue(config, stale=stale)
+    e = entity("p")
+    steps(q, e)
+    assert e.where is want
+
+
+def test_a_gated_entity_is_parked_as_gated_with_its_message():
+    q, _ = queue(gated={"p"})
+    e = entity("p")
+    q.add(e)
+    assert (e.where, e.gated_message, q.pop()) == (A.GATED, "gated p", None)
+
+
+def test_done_forgets_the_entity():
+    q, _ = queue()
+    e = entity("p")
+    _failed(q, e)
+    q.done(e)
+    assert ("p" in q.entities, q.move_for_plugins(["NodeResourcesFit"]), drain(q)) == (False, 0, [])
+
+
+def test_without_pop_from_backoff_a_backing_off_entity_waits_for_the_flush():
+    q, clock = queue(SchedulerConfig(pop_from_backoff=False))
+    e = entity("p")
+    _failed(q, e, to_backoff=True)
+    first = q.pop()
+    clock["now"] = 2000
+    q.flush_backoff()
+    assert (first, q.pop()) == (None, e)
+
+
+@pytest.mark.parametrize(
+    ("start", "gate_lifted", "want"),
+    [
+        pytest.param("unschedulable", True, A.ACTIVE, id="from-unschedulable"),
+        pytest.param("backoff", True, A.ACTIVE, id="from-backoff-without-waiting"),
+        pytest.param("gated", True, A.ACTIVE, id="from-gated-once-the-gate-lifts"),
+        pytest.param("gated", False, A.GATED, id="still-gated"),
+        pytest.param("in-flight", True, A.IN_FLIGHT, id="not-while-in-flight"),
+        pytest.param("active", True, A.ACTIVE, id="active-stays"),
+    ],
+)
+def test_activate(start, gate_lifted, want):
+    gated: set[str] = set()
+    q, _ = queue(gated=gated)
+    e = entity("p")
+    _put(q, e, start, gated)
+    if gate_lifted:
+        gated.discard("p")
+    q.activate(e)
+    assert e.where is want
+
+
+@pytest.mark.parametrize(
+    ("start", "gate_lifted", "want"),
+    [
+        pytest.param("gated", True, A.ACTIVE, id="gated-re-runs-pre-enqueue"),
+        pytest.param("gated", False, A.GATED, id="gated-still-gated"),
+        pytest.param("unschedulable", True, A.BACKOFF, id="unschedulable-moves-on-through-backoff"),
+        pytest.param("backoff", True, A.BACKOFF, id="backoff-stays"),
+        pytest.param("in-flight", True, A.IN_FLIGHT, id="in-flight-stays"),
+        pytest.param("active", True, A.ACTIVE, id="active-stays"),
+    ],
+)
+def test_move_entity(start, gate_lifted, want):
+    gated: set[str] = set()
+    q, _ = queue(gated=gated)
+    e = entity("p")
+    _put(q, e, start, gated)
+    if gate_lifted:
+        gated.discard("p")
+    q.move_entity(e)
+    assert e.where is want
+
+
+def _put(q, e, where, gated):
+    if where == "gated":
+        gated.add(e.key)
+        q.add(e)
+    elif where == "active":
+        q.add(e)
+    elif where == "in-flight":
+        q.add(e)
+        q.pop()
+    elif where == "unschedulable":
+        _failed(q, e)
+    elif where == "backoff":
+        _failed(q, e, to_backoff=True)
+
+
+def test_an_entity_is_popped_once_however_often_it_was_pushed():
+    q, _ = queue()
+    e = entity("p")
+    _failed(q, e)
+    q.activate(e)
+    q.activate(e)
+    q.move_entity(e)
+    assert drain(q) == ["p"]
+
+
+@pytest.mark.parametrize(
+    ("plugins", "want_moved"),
+    [
+        pytest.param(["NodeResourcesFit"], ["fit", "fit-and-taint"], id="one-plugin"),
+        pytest.param(["TaintToleration"], ["taint", "fit-and-taint"], id="another-plugin"),
+        pytest.param(["NodeResourcesFit", "TaintToleration"], ["fit", "taint", "fit-and-taint"], id="both-each-entity-once"),
+        pytest.param(["NodeAffinity"], [], id="no-rejection-by-it"),
+        pytest.param([], [], id="no-plugins"),
+    ],
+)
+def test_move_for_plugins_moves_exactly_the_entities_they_rejected(plugins, want_moved):
+    q, _ = queue()
+    es = {
+        "fit": entity("fit"),
+        "taint": entity("taint"),
+        "fit-and-taint": entity("fit-and-taint"),
+    }
+    _failed(q, es["fit"], plugins=frozenset({"NodeResourcesFit"}))
+    _failed(q, es["taint"], plugins=frozenset({"TaintToleration"}))
+    _failed(q, es["fit-and-taint"], plugins=frozenset({"NodeResourcesFit", "TaintToleration"}))
+    count = q.move_for_plugins(plugins)
+    moved = [k for k, e in es.items() if e.where is not A.UNSCHEDULABLE]
+    assert (count, moved) == (len(want_moved), want_moved)
