@@ -493,9 +493,10 @@ class Cluster:
             return
         reason = "node not found" if not known else "insufficient resources"
         self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.REJECTED, f"kubelet admission on {name}: {reason}")
-        self._end_pod(sp, EndReason.REJECTED, recreate=False)
+        self._end_pod(sp, EndReason.REJECTED, recreate=False, logged=True)
 
-    def _end_pod(self, sp: SimPod, reason: str, *, recreate: bool = True) -> None:
+    def _end_pod(self, sp: SimPod, reason: str, *, recreate: bool = True, logged: bool = False) -> None:
+        """The pod ends (``reason``); ``logged``: the caller already recorded its event."""
         if sp.state == ENDED:
             return
         now = self.now
@@ -520,7 +521,7 @@ class Cluster:
         self.in_vain.victim_ended(sp.uid, now)
         if state in (PENDING, WAITING):
             self.in_vain.preemptor_gone(sp.pod.key)
-        if reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
+        if not logged and reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
             self.log.event(now, "Pod", sp.pod.key, sp.record.node, reason, "")
         js = self.jobs.get(sp.job_key) if sp.job_key else None
         if js is not None and js.pods.get(sp.pod.index) is sp:  # type: ignore[arg-type]

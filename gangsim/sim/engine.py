@@ -61,6 +61,8 @@ class Engine:
 
     def timer(self, t_ms: int, phase: Phase, handler: Handler, payload: Any = None) -> Timer:
         """Like ``at`` but cancellable; a cancelled timer stops counting as productive at once."""
+        if t_ms < self.now:
+            raise RuntimeError(f"timer set in the past: {t_ms} < {self.now}")
         token = Timer(t_ms, self, True)
         self.productive += 1
 

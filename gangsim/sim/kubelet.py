@@ -36,7 +36,8 @@ class Kubelets:
     def remove_node(self, name: str) -> None:
         self.gpus_total -= self._allocatable.pop(name).get(GPU, 0)
         del self._requested[name]
-        del self._pods[name]
+        for uid in self._pods.pop(name):
+            del self._node_of[uid]  # its pods hold nothing any more (a node of that name may come back)
 
     def pods_on(self, name: str) -> list[object]:
         return list(self._pods[name].values())
@@ -67,8 +68,6 @@ class Kubelets:
         if hit is None:
             return
         name, requests = hit
-        if name not in self._requested:
-            return  # the node is gone
         requested = self._requested[name]
         for r, amount in requests.items():
             requested[r] -= amount

@@ -166,7 +166,6 @@ def test_a_rejected_node_name_pod_is_not_recreated_by_its_job():
     assert incarnations(log) == [("w-0", 0, "Rejected")]
 
 
-@pytest.mark.xfail(strict=True, reason="a kubelet rejection is logged twice: the admission event and _end_pod's generic Rejected event with an empty message")
 def test_a_rejection_is_one_event():
     _, log, cluster, _ = make_cluster()
     cluster.apply(create(make_node("n1", cpu=2)))

@@ -156,11 +156,7 @@ def test_cancelled_timer_leaves_its_entry_in_the_heap_until_its_time():
     "schedule",
     [
         pytest.param(lambda e: e.at(4, Phase.API, lambda _: None), id="at"),
-        pytest.param(
-            lambda e: e.timer(4, Phase.TIMEOUT, lambda _: None),
-            id="timer",
-            marks=pytest.mark.xfail(strict=True, reason="Engine.timer does not check t_ms < now: a timer in the past is queued and moves the clock back"),
-        ),
+        pytest.param(lambda e: e.timer(4, Phase.TIMEOUT, lambda _: None), id="timer"),
     ],
 )
 def test_scheduling_in_the_past_raises(schedule):

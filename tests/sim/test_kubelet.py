@@ -110,13 +110,6 @@ def test_release_after_the_node_is_gone_is_a_no_op():
     assert (k.pods_on("n2"), k.fits("n2", CPU2)) == (["b"], False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="Kubelets.remove_node keeps its pods' uid -> node entries: a release after a node of the same name "
-    "was added again hits the new node (KeyError; its requested would go negative). Latent: Cluster releases "
-    "every pod of a node before removing it.",
-)
 def test_release_after_the_node_is_gone_does_not_touch_a_new_node_of_that_name():
     k = kubelets(make_node("n1", cpu=2))
     k.occupy("n1", 1, "old", CPU2)
