@@ -8,6 +8,7 @@ Imports are read from each module's AST (function-level imports included); impor
 from __future__ import annotations
 
 import ast
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -76,6 +77,47 @@ def test_packages_import_downward_only(unit):
         if top(m) == unit
         for i in imports(m)
         if top(i) != unit and top(i) not in PACKAGE_RULES[unit]
+    }
+    assert not bad, sorted(bad)
+
+
+# third-party packages each unit may import (the standard library is always allowed)
+THIRD_PARTY: dict[str, set[str]] = {
+    "errors": set(),
+    "api": set(),
+    "eventlog": set(),
+    "load": {"yaml", "orjson", "numpy"},
+    "scheduler": {"numpy"},  # never typer, rich or polars (STYLE §9)
+    "sim": {"numpy"},
+    "report": {"polars", "rich", "orjson", "numpy"},  # + matplotlib (the ``plot`` extra) in figures.py only
+    "validate": set(),
+    "whatif": {"polars", "yaml", "ray"},  # ray: the optional ``ray`` extra, imported where used
+    "pipeline": set(),
+    "cli": {"typer", "rich"},
+    "commands": {"typer", "rich"},
+}
+OPTIONAL = {"gangsim.report.figures": {"matplotlib"}}
+
+
+def third_party(module: str) -> set[str]:
+    tree = ast.parse(MODULES[module].read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n not in ("gangsim", "__future__")}
+
+
+@pytest.mark.parametrize("unit", sorted(THIRD_PARTY))
+def test_third_party_imports(unit):
+    bad = {
+        f"{m} -> {n}"
+        for m in MODULES
+        if (top(m) or m.rsplit(".", 1)[-1]) == unit
+        for n in third_party(m)
+        if n not in THIRD_PARTY[unit] | OPTIONAL.get(m, set())
     }
     assert not bad, sorted(bad)
 

@@ -16,7 +16,7 @@ Everything is checked here, before any replay: a bad name, variant or config fil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.duration import DurationError, parse_duration_ms
@@ -38,10 +38,15 @@ def duration_option(value: object, where: str = "--horizon") -> int | None:
         raise UsageError(f"{where}: Invalid value: {value!r}: {exc}") from None
 
 # variant → the SchedulerConfig fields it sets (SEMANTICS §8.5: KEP behaviours not in the shipped code)
+# (``fast_path.X``: one switch of ``api.config.FastPath``; the other switches keep their values)
 VARIANTS: dict[str, dict[str, object]] = {
     "partial-success": {"partial_success": True},
     "old-timestamp": {"requeue_leftovers_with_old_timestamp": True},
-    "no-batching": {"opportunistic_batching": False},
+    "no-batching": {"opportunistic_batching": False},  # every speed shortcut off: the reference path
+    "no-static-cache": {"fast_path.static_filter_cache": False},
+    "no-signature-cache": {"fast_path.signature_cache": False},
+    "no-windowed-search": {"fast_path.windowed_search": False},
+    "no-doomed-pass": {"fast_path.doomed_pass": False},
 }
 
 
@@ -60,8 +65,15 @@ class PolicySpec:
             return None
         base = load_config(self.config_path) if self.config_path is not None else trace_config
         changes: dict[str, object] = {}
+        fast: dict[str, object] = {}
         for variant in self.variants:
-            changes.update(VARIANTS[variant])
+            for key, value in VARIANTS[variant].items():
+                if key.startswith("fast_path."):
+                    fast[key.removeprefix("fast_path.")] = value
+                else:
+                    changes[key] = value
+        if fast:
+            changes["fast_path"] = replace(base.fast_path, **fast)
         return base.with_changes(**changes) if changes else base
 
 

@@ -1,13 +1,9 @@
-"""Replaying events: patches, deletes, immutability, NodePools over time, configs, layering."""
+"""Replaying events: patches, deletes, immutability, NodePools over time, configs."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-import gangsim.load
 from gangsim.api.objects import DisruptionMode, PodGroup
 from gangsim.api.trace import Op
 from gangsim.load import load_config, load_trace
@@ -218,14 +214,3 @@ def test_config_in_trace_and_from_file(write):
     assert trace.config.percentage_of_nodes_to_score == 30
     assert trace.files == ("u.yaml",)
     assert load_config("cfg.yaml") == trace.config
-
-
-def test_load_never_imports_upper_layers():
-    allowed = ("gangsim.api", "gangsim.errors", "gangsim.load", "yaml", "orjson", "__future__")
-    package = Path(gangsim.load.__file__).parent
-    for module in package.rglob("*.py"):
-        for node in ast.walk(ast.parse(module.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            for name in names:
-                if name.startswith("gangsim") or name in ("yaml", "orjson"):
-                    assert name.startswith(allowed), f"{module.name} imports {name}"

@@ -199,35 +199,6 @@ def test_preemption_views():
     assert gangs_that_paid(victims, 1).height == 1
 
 
-def test_report_imports_only_what_it_may():
-    """STYLE §3: report → eventlog, errors, api constants (+ polars, rich, orjson, numpy, stdlib;
-    matplotlib, the optional ``gangsim[plot]`` extra, in figures.py only)."""
-    import ast
-    import sys
-    from pathlib import Path
-
-    import gangsim.report
-
-    allowed_gangsim = ("gangsim.eventlog", "gangsim.errors", "gangsim.api", "gangsim.report")
-    for path in sorted(Path(gangsim.report.__file__).parent.glob("*.py")):
-        allowed_third_party = {"polars", "rich", "orjson", "numpy"} | ({"matplotlib"} if path.name == "figures.py" else set())
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                ok = (
-                    name.startswith(allowed_gangsim)
-                    if top == "gangsim"
-                    else top in allowed_third_party or top in sys.stdlib_module_names or top == "__future__"
-                )
-                assert ok, f"{path.name} imports {name}"
-
-
 def test_exported_members():
     import gangsim.report as report
 

@@ -21,7 +21,7 @@ from gangsim.api.objects import Node, PodDisruptionBudget
 if TYPE_CHECKING:
     from gangsim.eventlog import EventLog
     from gangsim.scheduler.framework.interface import Code
-    from gangsim.scheduler.framework.types import GroupResult, PodGroupState, PodInfo, QueuedEntity, ResourceIndex
+    from gangsim.scheduler.framework.types import GroupResult, PodGroupState, PodInfo, ResourceIndex
 
 
 class NodeTableView(Protocol):

@@ -45,7 +45,6 @@ from gangsim.scheduler.framework.interface import (
     PostFilterResult,
     PreEnqueuePlugin,
     PreFilterPlugin,
-    PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,

@@ -12,7 +12,7 @@ import numpy as np
 from gangsim.api.objects import PodAffinityTerm, WeightedPodAffinityTerm
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle
-from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, FilterPlugin, PreFilterPlugin, ScorePlugin, Status
+from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, PreFilterPlugin, ScorePlugin, Status
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
