@@ -13,7 +13,7 @@ import pytest
 from builders import events_of, make_group, make_node, make_pod
 from gangsim.scheduler.framework.types import CPU_COL, PodPhase, QueueLocation
 from gangsim.scheduler.plugins.gangscheduling import NAME as GANG_SCHEDULING
-from sim.fakes import make_scheduler
+from fakes import make_scheduler
 
 
 def gang_with_one_waiting():

@@ -11,7 +11,7 @@ from gangsim.scheduler.framework.interface import Status
 from gangsim.scheduler.framework.types import QueuedEntity, QueueLocation
 from gangsim.scheduler.plugins.queuesort import PrioritySort
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
-from sim.fakes import pod_info
+from fakes import pod_info
 
 
 def queue(config=None, now=0, *, gated: set[str] | None = None, stale: bool = False):
@@ -223,46 +223,32 @@ def test_without_pop_from_backoff_a_backing_off_entity_waits_for_the_flush():
 
 
 @pytest.mark.parametrize(
-    ("start", "gate_lifted", "want"),
+    ("operation", "start", "gate_lifted", "want"),
     [
-        pytest.param("unschedulable", True, A.ACTIVE, id="from-unschedulable"),
-        pytest.param("backoff", True, A.ACTIVE, id="from-backoff-without-waiting"),
-        pytest.param("gated", True, A.ACTIVE, id="from-gated-once-the-gate-lifts"),
-        pytest.param("gated", False, A.GATED, id="still-gated"),
-        pytest.param("in-flight", True, A.IN_FLIGHT, id="not-while-in-flight"),
-        pytest.param("active", True, A.ACTIVE, id="active-stays"),
+        pytest.param("activate", "unschedulable", True, A.ACTIVE, id="activate-from-unschedulable"),
+        pytest.param("activate", "backoff", True, A.ACTIVE, id="activate-from-backoff-without-waiting"),
+        pytest.param("activate", "gated", True, A.ACTIVE, id="activate-from-gated-once-the-gate-lifts"),
+        pytest.param("activate", "gated", False, A.GATED, id="activate-still-gated"),
+        pytest.param("activate", "in-flight", True, A.IN_FLIGHT, id="activate-not-while-in-flight"),
+        pytest.param("activate", "active", True, A.ACTIVE, id="activate-active-stays"),
+        pytest.param("move_entity", "gated", True, A.ACTIVE, id="move-gated-re-runs-pre-enqueue"),
+        pytest.param("move_entity", "gated", False, A.GATED, id="move-gated-still-gated"),
+        pytest.param("move_entity", "unschedulable", True, A.BACKOFF, id="move-unschedulable-moves-on-through-backoff"),
+        pytest.param("move_entity", "backoff", True, A.BACKOFF, id="move-backoff-stays"),
+        pytest.param("move_entity", "in-flight", True, A.IN_FLIGHT, id="move-in-flight-stays"),
+        pytest.param("move_entity", "active", True, A.ACTIVE, id="move-active-stays"),
     ],
 )
-def test_activate(start, gate_lifted, want):
+def test_activate_and_move_entity(operation, start, gate_lifted, want):
+    """``activate`` (kube's Activate: straight to activeQ) and ``move_entity`` (re-run PreEnqueue
+    for a gated or unschedulable entity) from every location."""
     gated: set[str] = set()
     q, _ = queue(gated=gated)
     e = entity("p")
     _put(q, e, start, gated)
     if gate_lifted:
         gated.discard("p")
-    q.activate(e)
-    assert e.where is want
-
-
-@pytest.mark.parametrize(
-    ("start", "gate_lifted", "want"),
-    [
-        pytest.param("gated", True, A.ACTIVE, id="gated-re-runs-pre-enqueue"),
-        pytest.param("gated", False, A.GATED, id="gated-still-gated"),
-        pytest.param("unschedulable", True, A.BACKOFF, id="unschedulable-moves-on-through-backoff"),
-        pytest.param("backoff", True, A.BACKOFF, id="backoff-stays"),
-        pytest.param("in-flight", True, A.IN_FLIGHT, id="in-flight-stays"),
-        pytest.param("active", True, A.ACTIVE, id="active-stays"),
-    ],
-)
-def test_move_entity(start, gate_lifted, want):
-    gated: set[str] = set()
-    q, _ = queue(gated=gated)
-    e = entity("p")
-    _put(q, e, start, gated)
-    if gate_lifted:
-        gated.discard("p")
-    q.move_entity(e)
+    getattr(q, operation)(e)
     assert e.where is want
 
 

@@ -16,7 +16,7 @@ from gangsim.api.selectors import LabelSelector
 from gangsim.scheduler.framework.interface import ClusterEvent
 from gangsim.scheduler.framework.types import QueueLocation
 from gangsim.scheduler.plugins import names as n
-from sim.fakes import make_scheduler
+from fakes import make_scheduler
 
 TAINT = (Taint("dedicated", "x", "NoSchedule"),)
 TOLERATE = (Toleration("dedicated", "Exists"),)

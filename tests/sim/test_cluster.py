@@ -20,7 +20,7 @@ from gangsim.scheduler.framework.handle import Victim
 from gangsim.sim.cluster import PodState
 from gangsim.sim.engine import Phase
 from gangsim.sim.replay import Setup
-from sim.fakes import make_cluster
+from fakes import make_cluster
 
 
 def apply_all(engine, cluster, events, until_ms):

@@ -42,7 +42,7 @@ def statuses(sched, codes):
 @pytest.mark.parametrize(
     ("preemptor", "existing", "nodes", "filtered", "want_node", "want_message", "want_victims"),
     [
-        pytest.param(pod("p", priority=HIGH), [(pod("p1"), "node1")], [("node1", ONE_POD)], {"node1": U}, "node1", "", [("p1", "node1")],
+        pytest.param(pod("p", priority=HIGH), [(pod("p1"), "node1")], [("node1", ONE_POD)], {"node1": U}, "node1", "", [("default/p1", "node1")],
                      id='TestPostFilter/"pod with higher priority can be made schedulable"'),
         pytest.param(pod("p"), [(pod("p1"), "node1")], [("node1", ONE_POD)], {"node1": U}, None,
                      "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.", None,
@@ -51,7 +51,7 @@ def statuses(sched, codes):
                      "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", None,
                      id='TestPostFilter/"preemption should respect filteredNodesStatuses"'),
         pytest.param(pod("p", priority=MID), [(pod("p1", priority=HIGH), "node1"), (pod("p2", priority=LOW), "node2")], [("node1", ONE_POD), ("node2", ONE_POD)],
-                     {"node1": U, "node2": U}, "node2", "", [("p2", "node2")],
+                     {"node1": U, "node2": U}, "node2", "", [("default/p2", "node2")],
                      id='TestPostFilter/"pod can be made schedulable on one node"'),
         pytest.param(pod("p", priority=HIGH, containers=LARGE), [(pod("p1"), "node1"), (pod("p2"), "node2")], [("node1", NODE_RES), ("node2", NODE_RES)],
                      {"node1": U, "node2": U}, None, "preemption: 0/2 nodes are available: 2 Insufficient cpu.", None,
@@ -158,7 +158,7 @@ def test_pod_group_post_filter_evicts_for_the_whole_group():
     assert result.status.code == Code.SUCCESS
     assert result.nominations == {p.uid: row for p in pods} and result.placed == 2
     assert sched.cluster.of("preempt") == [
-        ((("low-0", "node1"), ("low-1", "node1")), "default/pre", 100, "default-scheduler: preempting to accommodate a higher priority podgroup", "podgroup")
+        ((("default/low-0", "node1"), ("default/low-1", "node1")), "default/pre", 100, "default-scheduler: preempting to accommodate a higher priority podgroup", "podgroup")
     ]
 
 

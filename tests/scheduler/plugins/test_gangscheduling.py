@@ -215,9 +215,9 @@ def barrier(n1_cpu=2, timeout_ms=None):
 def test_waiting_pods_hold_their_node_until_the_group_shared_deadline():
     sched, infos = barrier()
     cluster = sched.cluster
-    assert cluster.of("reserved") == [("g-0", "n1"), ("g-1", "n1")]
+    assert cluster.of("reserved") == [("default/g-0", "n1"), ("default/g-1", "n1")]
     assert cluster.of("bind") == []
-    assert [p for p, _ in cluster.of("scheduling_failed")] == ["g-2"]
+    assert [p for p, _ in cluster.of("scheduling_failed")] == ["default/g-2"]
     assert [t.t_ms for t in cluster.live_timers()] == [300_000]  # one deadline for the group
     assert {n: infos[n].phase for n in infos} == {"g-0": PodPhase.WAITING, "g-1": PodPhase.WAITING, "g-2": PodPhase.PENDING}
     assert infos["g-0"] in sched.waiting_pods and infos["g-1"] in sched.waiting_pods
@@ -231,7 +231,7 @@ def test_quorum_allows_every_waiting_pod():
     sched.cluster.now = 10_000
     sched.on_node_add(node("n2", {"pool": "b"}, allocatable={"cpu": 2000, "pods": 110}))
     sched.run_cycles()
-    assert sched.cluster.of("bind") == [("g-0", "n1"), ("g-1", "n1"), ("g-2", "n2")]
+    assert sched.cluster.of("bind") == [("default/g-0", "n1"), ("default/g-1", "n1"), ("default/g-2", "n2")]
     assert timer.cancelled and sched.cluster.live_timers() == []
     assert all(i.phase is PodPhase.BOUND for i in infos.values())
 
@@ -242,8 +242,8 @@ def test_the_timeout_rejects_every_waiting_pod():
     sched.cluster.now = timer.t_ms
     timer.fire()
     msg = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
-    assert sched.cluster.of("scheduling_failed")[1:] == [("g-0", msg), ("g-1", msg)]
-    assert sched.cluster.of("unreserved") == [("g-0",), ("g-1",)]
+    assert sched.cluster.of("scheduling_failed")[1:] == [("default/g-0", msg), ("default/g-1", msg)]
+    assert sched.cluster.of("unreserved") == [("default/g-0",), ("default/g-1",)]
     assert infos["g-0"].phase is PodPhase.PENDING and infos["g-0"] not in sched.waiting_pods
     assert sched.cluster.of("bind") == []
 
@@ -252,19 +252,19 @@ def test_a_later_wait_shares_the_deadline_of_the_first():
     """gangsim's reading of the per-group timeout: g-1, reserved a minute after g-0, waits the
     four minutes left, and no second timer is set; each rejection names its own wait."""
     sched, infos = barrier(n1_cpu=1)  # only g-0 fits at t=0
-    assert sched.cluster.of("reserved") == [("g-0", "n1")]
+    assert sched.cluster.of("reserved") == [("default/g-0", "n1")]
     sched.cluster.now = 60_000
     sched.on_node_add(node("n2", {"pool": "a"}, allocatable={"cpu": 1000, "pods": 110}))  # room for g-1 only
     sched.run_cycles()
-    assert sched.cluster.of("reserved") == [("g-0", "n1"), ("g-1", "n2")]
+    assert sched.cluster.of("reserved") == [("default/g-0", "n1"), ("default/g-1", "n2")]
     assert len(sched.cluster.timers) == 1
     (timer,) = sched.cluster.live_timers()
     sched.cluster.now = timer.t_ms
     timer.fire()
     rejected = [c for c in sched.cluster.of("scheduling_failed") if c[1].startswith("rejected")]
     assert rejected == [
-        ("g-0", "rejected due to timeout after waiting 5m0s at plugin GangScheduling"),
-        ("g-1", "rejected due to timeout after waiting 4m0s at plugin GangScheduling"),
+        ("default/g-0", "rejected due to timeout after waiting 5m0s at plugin GangScheduling"),
+        ("default/g-1", "rejected due to timeout after waiting 4m0s at plugin GangScheduling"),
     ]
 
 
@@ -274,7 +274,7 @@ def test_the_timeout_follows_the_configured_permit_timeout():
     assert timer.t_ms == 90_000
     sched.cluster.now = timer.t_ms
     timer.fire()
-    assert sched.cluster.of("scheduling_failed")[-1] == ("g-1", "rejected due to timeout after waiting 1m30s at plugin GangScheduling")
+    assert sched.cluster.of("scheduling_failed")[-1] == ("default/g-1", "rejected due to timeout after waiting 1m30s at plugin GangScheduling")
 
 
 def test_unreserving_the_last_waiting_pod_cancels_the_timer():

@@ -5,12 +5,14 @@ alone (STYLE §8: fake the edges, not the core):
   records every call, serves the profiles it is given, builds minimal ``PodInfo``s.
 - ``FakeClusterAPI``: the simulated world as the ``Scheduler`` sees it
   (``gangsim.scheduler.framework.handle.ClusterAPI``); a settable clock, timers you fire by hand,
-  every call recorded.
+  every call recorded with the pod's ``namespace/name``. ``tests/scheduler/harness.py`` builds
+  plugin and framework tests on it.
 - ``make_cluster`` / ``make_scheduler``: one side wired to the other side's fake.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +21,7 @@ import numpy as np
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
 from gangsim.eventlog import EventLog
+from gangsim.scheduler.framework.handle import Victim
 from gangsim.scheduler.framework.types import PodInfo, ResourceIndex
 from gangsim.scheduler.profiles import POLICIES
 from gangsim.scheduler.scheduler import Scheduler
@@ -108,27 +111,44 @@ class FakeTimer:
     t_ms: int
     handler: Callable[[], None]
     cancelled: bool = False
+    fired: bool = False
 
     def cancel(self) -> None:
         self.cancelled = True
 
+    def fire(self) -> None:
+        """Run the handler as the TIMEOUT phase would (a cancelled timer does nothing)."""
+        assert not self.fired, "timer fired twice"
+        self.fired = True
+        if not self.cancelled:
+            self.handler()
+
 
 @dataclass(eq=False)
 class FakeClusterAPI:
-    """A settable clock; ``call_at`` and ``set_timer`` only record (``fire_due`` runs them);
-    every other call is appended to ``calls`` as ``(name, pod key or ref, ...)``."""
+    """A settable clock; ``call_at`` and ``set_timer`` only record (tests fire timers by hand and
+    run cycles themselves); every call is appended to ``calls`` as ``(name, pod key or ref, ...)``."""
 
     now: int = 0
     calls: list[tuple] = field(default_factory=list)
     wakes: list[tuple[int, Callable[[], None]]] = field(default_factory=list)
     timers: list[FakeTimer] = field(default_factory=list)
     cycles_requested: int = 0
+    _uids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def next_uid(self) -> int:
+        """Pod uids for pods a test builds itself, unique per cluster."""
+        return next(self._uids)
 
     def of(self, name: str) -> list[tuple]:
         """The recorded calls named ``name``, without the name."""
         return [c[1:] for c in self.calls if c[0] == name]
 
+    def live_timers(self) -> list[FakeTimer]:
+        return [t for t in self.timers if not t.cancelled and not t.fired]
+
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
+        self.calls.append(("call_at", t_ms))
         self.wakes.append((t_ms, handler))
 
     def set_timer(self, t_ms: int, handler: Callable[[], None]) -> FakeTimer:
@@ -148,8 +168,8 @@ class FakeClusterAPI:
     def unreserved(self, pod: PodInfo) -> None:
         self.calls.append(("unreserved", pod.key))
 
-    def preempt(self, victims: list, preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
-        self.calls.append(("preempt", preemptor, tuple(v.pod.key for v in victims)))
+    def preempt(self, victims: list[Victim], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
+        self.calls.append(("preempt", tuple(sorted((v.pod.key, v.node) for v in victims)), preemptor, preemptor_priority, message, preemptor_kind))
 
     def attempted(self, pod: PodInfo) -> None:
         self.calls.append(("attempted", pod.key))
