@@ -19,6 +19,9 @@ def assume_and_bind(h: SchedulerHandle, fw: Framework, state: CycleState, e: Que
     (Reserve or Permit said no: the pod is unassumed again), else None."""
     h.snapshot.assign(pod, row)
     pod.phase = PodPhase.WAITING  # assumed: counted as scheduled by its group
+    if not fw.reserve_plugins and not fw.permit_plugins:  # most profiles: nothing to wait for
+        bind(h, e, pod, row)
+        return None
     status = fw.run_reserve(state, pod, row)
     if status is None:
         status, timeout_ms = fw.run_permit(state, pod, row)

@@ -188,14 +188,20 @@ class Scheduler:
 
     # ---- PreEnqueue ---------------------------------------------------------------------------
     def pre_enqueue(self, e: QueuedEntity) -> Status | None:
-        """Every PreEnqueue plugin for every pod; a group entity is gated if any pod is (§4.4)."""
+        """Every PreEnqueue plugin for every pod; a group entity is gated if any pod is (§4.4).
+        PreEnqueue reads a pod's spec and its group only, so a pod sharing the previous pod's spec
+        (a Job's pods share their template's) and group is not asked again."""
         status = None
+        last = None
         for pod in e.pods:
+            if last is not None and pod.spec is last.spec and pod.group_key == last.group_key:
+                continue
             fw = self.frameworks.get(pod.spec.scheduler_name)
             if fw is not None:
                 status = fw.run_pre_enqueue(pod)
                 if status is not None:
                     break
+            last = pod
         if status is not None:
             for pod in e.pods:
                 self._tell_gated(pod, status.message)

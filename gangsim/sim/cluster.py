@@ -51,6 +51,10 @@ class SimPod:
     def gpus(self) -> int:
         return self.pod.spec.gpus
 
+    @property
+    def requests(self) -> dict[str, int]:
+        return self.pod.spec.requests
+
 
 @dataclass(slots=True, eq=False)
 class JobState:
@@ -81,6 +85,9 @@ class Cluster:
         self.pending_gpu_pods = 0
         self._cycle_requested_at = -1
         self.in_vain = InVainTracker()
+        # ClusterAPI: a scheduling attempt of a pod or PodGroup started / ended (in-vain decisions)
+        self.attempt_started = self.in_vain.attempt_started
+        self.attempt_finished = self.in_vain.attempt_finished
         self._apply: dict[tuple[Op, str], Callable[[TraceEvent], None]] = {
             (Op.CREATE, "Node"): self._create_node,
             (Op.PATCH, "Node"): self._patch_node,
@@ -153,7 +160,7 @@ class Cluster:
         sp.state = RUNNING
         sp.record.bound_ms = self.now
         sp.record.node = node
-        self.kubelets.occupy(node, sp.uid, sp, sp.pod.spec.requests)
+        self.kubelets.occupy(node, sp.uid, sp)
         sp.record.waiting_reason = ""
         if not was_waiting:
             self.gpus_allocated += sp.gpus
@@ -169,7 +176,7 @@ class Cluster:
     def reserved(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]
         sp.state = WAITING
-        self.kubelets.occupy(node, sp.uid, sp, sp.pod.spec.requests)
+        self.kubelets.occupy(node, sp.uid, sp)
         self.gpus_allocated += sp.gpus
         self.log.event(self.now, "Pod", info.key, node, EventReason.WAITING_ON_PERMIT, "")
         self._sample()
@@ -233,13 +240,6 @@ class Cluster:
         if sp.state == ENDED:
             return
         self._end_pod(sp, EndReason.PREEMPTED)
-
-    # ---- in vain (gangsim.sim.in_vain) --------------------------------------------------------
-    def attempt_started(self, ref: str) -> None:
-        self.in_vain.attempt_started(ref)
-
-    def attempt_finished(self, ref: str, *, bound: bool) -> None:
-        self.in_vain.attempt_finished(ref, bound=bound)
 
     # ---- accounting ---------------------------------------------------------------------------
     def _busy_delta(self, delta: int) -> None:

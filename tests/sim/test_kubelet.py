@@ -9,6 +9,18 @@ from builders import GI, make_node
 from gangsim.sim.kubelet import GPU, Kubelets
 
 
+class Held(str):
+    """A pod as the kubelets hold it: compares as its name, carries what it requests."""
+
+    requests: dict[str, int]
+
+
+def held(name: str, requests: dict[str, int]) -> Held:
+    h = Held(name)
+    h.requests = dict(requests)
+    return h
+
+
 def kubelets(*nodes):
     k = Kubelets()
     for node in nodes:
@@ -37,7 +49,7 @@ CPU2 = {"cpu": 2000}
 def test_admission(node, holders, shrink_to, requests, want):
     k = kubelets(node)
     for uid, req in enumerate(holders):
-        k.occupy("n", uid, f"holder-{uid}", req)
+        k.occupy("n", uid, held(f"holder-{uid}", req))
     if shrink_to is not None:
         k.update_node(shrink_to)
     assert k.fits("n", requests) is want
@@ -45,21 +57,21 @@ def test_admission(node, holders, shrink_to, requests, want):
 
 def test_release_gives_the_resources_back():
     k = kubelets(make_node("n", cpu=2, pods=1))
-    k.occupy("n", 1, "a", CPU2)
+    k.occupy("n", 1, held("a", CPU2))
     k.release(1)
     assert (k.fits("n", CPU2), k.pods_on("n")) == (True, [])
 
 
 def test_occupying_twice_counts_once():
     k = kubelets(make_node("n", cpu=4))
-    k.occupy("n", 1, "a", CPU2)
-    k.occupy("n", 1, "a", CPU2)
+    k.occupy("n", 1, held("a", CPU2))
+    k.occupy("n", 1, held("a", CPU2))
     assert (k.fits("n", CPU2), k.pods_on("n")) == (True, ["a"])
 
 
 def test_releasing_an_unknown_pod_is_a_no_op():
     k = kubelets(make_node("n", cpu=2))
-    k.occupy("n", 1, "a", CPU2)
+    k.occupy("n", 1, held("a", CPU2))
     k.release(99)
     k.release(1)
     k.release(1)  # twice: the second is unknown
@@ -69,9 +81,9 @@ def test_releasing_an_unknown_pod_is_a_no_op():
 def test_pods_are_listed_per_node_in_arrival_order():
     k = kubelets(make_node("n1", cpu=8), make_node("n2", cpu=8))
     for uid, (node, pod) in enumerate([("n1", "c"), ("n2", "x"), ("n1", "a"), ("n1", "b")]):
-        k.occupy(node, uid, pod, {"cpu": 100})
+        k.occupy(node, uid, held(pod, {"cpu": 100}))
     k.release(2)  # "a" leaves
-    k.occupy("n1", 7, "a-again", {"cpu": 100})
+    k.occupy("n1", 7, held("a-again", {"cpu": 100}))
     assert (k.pods_on("n1"), k.pods_on("n2")) == (["c", "b", "a-again"], ["x"])
 
 
@@ -97,14 +109,14 @@ def test_gpus_total(steps, want):
 
 def test_gpus_total_does_not_depend_on_what_runs():
     k = kubelets(make_node("n1", gpus=8))
-    k.occupy("n1", 1, "a", {GPU: 8})
+    k.occupy("n1", 1, held("a", {GPU: 8}))
     assert k.gpus_total == 8
 
 
 def test_release_after_the_node_is_gone_is_a_no_op():
     k = kubelets(make_node("n1", cpu=2), make_node("n2", cpu=2))
-    k.occupy("n1", 1, "a", CPU2)
-    k.occupy("n2", 2, "b", CPU2)
+    k.occupy("n1", 1, held("a", CPU2))
+    k.occupy("n2", 2, held("b", CPU2))
     k.remove_node("n1")
     k.release(1)
     assert (k.pods_on("n2"), k.fits("n2", CPU2)) == (["b"], False)
@@ -112,9 +124,9 @@ def test_release_after_the_node_is_gone_is_a_no_op():
 
 def test_release_after_the_node_is_gone_does_not_touch_a_new_node_of_that_name():
     k = kubelets(make_node("n1", cpu=2))
-    k.occupy("n1", 1, "old", CPU2)
+    k.occupy("n1", 1, held("old", CPU2))
     k.remove_node("n1")
     k.add_node(make_node("n1", cpu=2))
-    k.occupy("n1", 2, "new", CPU2)
+    k.occupy("n1", 2, held("new", CPU2))
     k.release(1)
     assert (k.pods_on("n1"), k.fits("n1", {"cpu": 1})) == (["new"], False)

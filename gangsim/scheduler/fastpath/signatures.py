@@ -27,10 +27,9 @@ class Runner(Protocol):
     """The runtime calls a refresh makes (``framework.runtime.Framework``)."""
 
     scorers: list[tuple[ScorePlugin, int]]
+    raw_scorers: list  # per scorer: (state, pod, rows) -> raw scores or None (Skip)
 
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]: ...
-
-    def raw_score(self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None: ...
 
 
 class SignatureEntry:
@@ -70,6 +69,7 @@ class SignatureCache:
                 self._entries.clear()
             entry = self._entries[pod.signature] = SignatureEntry()
         scorers = self.runner.scorers
+        raw_scorers = self.runner.raw_scorers
         if entry.static_generation != nodes.static_generation or entry.rows != n:
             changed = np.arange(n, dtype=np.int64)
             entry.codes = np.zeros(n, dtype=np.int8)
@@ -101,7 +101,7 @@ class SignatureCache:
             for i, (p, _) in enumerate(scorers):
                 if not p.SCORE_PER_ROW:
                     continue
-                raw = self.runner.raw_score(p, state, pod, changed)
+                raw = raw_scorers[i](state, pod, changed)
                 if raw is None:
                     entry.raw[i] = None  # Skip is a property of the signature, not of rows
                 elif entry.raw[i] is not None:

@@ -85,7 +85,8 @@ class EnqueueExtensions(Plugin, Protocol):
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
     def pre_enqueue(self, pod: "PodInfo") -> Status | None:
-        """None lets the pod into activeQ/backoffQ; a status parks it as gated (§4.4)."""
+        """None lets the pod into activeQ/backoffQ; a status parks it as gated (§4.4). Reads the
+        pod's spec and its PodGroup only (pods sharing both get the same answer)."""
         ...
 
 

@@ -80,6 +80,23 @@ class Services(Protocol):
     def activate(self, pods: list[PodInfo]) -> None: ...
 
 
+RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
+
+
+def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
+    """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
+    if pre_score is None:
+        return score
+
+    def raw(state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+        status = pre_score(state, pod)
+        if status is not None and status.code is Code.SKIP:
+            return None
+        return score(state, pod, rows)
+
+    return raw
+
+
 GroupAlgorithm = Callable[["Framework", PodGroupState, list[PodInfo]], GroupResult]
 Factory = Callable[[PluginArgs, Handle], Plugin]
 
@@ -121,6 +138,11 @@ class Framework(Handle):
         self.waiting_pods: WaitingPods = services.waiting_pods
         self.log: EventLog = services.log
         self.rng = services.rng
+        self.pod_group = services.pod_group  # type: ignore[method-assign]  # the shared state's, bound
+        self.pdbs = services.pdbs  # type: ignore[method-assign]
+        self.victim_priority = services.victim_priority  # type: ignore[method-assign]
+        self.bump = services.bump  # type: ignore[method-assign]
+        self.activate = services.activate  # type: ignore[method-assign]
         # one instance per plugin name, shared by every extension point it is enabled at
         instances: dict[str, Plugin] = {}
         lists: dict[str, list] = {}
@@ -137,6 +159,7 @@ class Framework(Handle):
                 lists.setdefault(point, []).append(plugin)
         self.plugins = instances
         self.pre_enqueue_plugins: list[PreEnqueuePlugin] = lists.get("preEnqueue", [])
+        self._pre_enqueues = [p.pre_enqueue for p in self.pre_enqueue_plugins]
         sorts: list[QueueSortPlugin] = lists.get("queueSort", [])
         if len(sorts) != 1:
             raise ValueError(f"a profile needs exactly one queueSort plugin, got {len(sorts)}")
@@ -147,12 +170,18 @@ class Framework(Handle):
         # the leading node-static filters: what the static cache may keep per static signature
         self.n_static = next((i for i, p in enumerate(self.filter_plugins) if not p.NODE_STATIC), len(self.filter_plugins))
         self.dynamic_filters = self.filter_plugins[self.n_static :]
+        # PreFilter runs once per CycleState, just before the first Filter plugin that has one
+        # (PreFilter reads only the pod and the snapshot, which a CycleState never outlives)
+        with_pre = {p.NAME for p in self.pre_filter_plugins}
+        self._pre_filter_at = next((j for j, p in enumerate(self.filter_plugins) if p.NAME in with_pre), len(self.filter_plugins))
         # the fast path may count capacity when every dynamic filter can (checked once, here:
         # isinstance against a Protocol is slow)
         self.counts_capacity = bool(self.dynamic_filters) and all(isinstance(p, CapacityPlugin) for p in self.dynamic_filters)
         self.post_filter_plugins: list[PostFilterPlugin] = lists.get("postFilter", [])
-        self._pre_scores = {p.NAME: p.pre_score for p in lists.get("preScore", [])}
+        pre_scores = {p.NAME: p.pre_score for p in lists.get("preScore", [])}
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
+        # each scorer's raw score with its PreScore in front (built once: the hot path calls these)
+        self.raw_scorers: list[RawScore] = [_with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
         self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
         self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = lists.get("placementFeasible", [])
@@ -170,22 +199,7 @@ class Framework(Handle):
         self.static_cache = StaticFilterCache(self.snapshot.nodes, self._static_codes) if fast.static_filter_cache and self.n_static else None
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
 
-    # ---- Handle: the shared parts ------------------------------------------------------------------
-    def pod_group(self, key: str) -> PodGroupState | None:
-        return self._services.pod_group(key)
-
-    def pdbs(self) -> Iterator[PodDisruptionBudget]:
-        return self._services.pdbs()
-
-    def victim_priority(self, pod: PodInfo) -> int:
-        return self._services.victim_priority(pod)
-
-    def bump(self, *, release: bool = True) -> None:
-        self._services.bump(release=release)
-
-    def activate(self, pods: list[PodInfo]) -> None:
-        self._services.activate(pods)
-
+    # ---- Handle: pod_group, pdbs, victim_priority, bump and activate are the Services' (bound above)
     def run_pod_group_algorithm(self, group: PodGroupState, pods: list[PodInfo]) -> GroupResult:
         return self._group_algorithm(self, group, pods)
 
@@ -200,16 +214,17 @@ class Framework(Handle):
 
     # ---- PreEnqueue, QueueSort -------------------------------------------------------------------
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
-        for p in self.pre_enqueue_plugins:
-            status = p.pre_enqueue(pod)
+        for pre_enqueue in self._pre_enqueues:
+            status = pre_enqueue(pod)
             if status is not None:
                 return status
         return None
 
     # ---- PreFilter, Filter -------------------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: PodInfo) -> None:
-        """Once per CycleState: each PreFilter plugin computes its state; a SKIP status means the
-        plugin's Filter passes every row in this cycle (``CycleState.skip_filter``)."""
+        """Once per CycleState (``_apply`` calls it before the first Filter plugin that has a
+        PreFilter): each PreFilter plugin computes its state; a SKIP status means the plugin's
+        Filter passes every row in this cycle (``CycleState.skip_filter``)."""
         if state.pre_filtered:
             return
         state.pre_filtered = True
@@ -221,24 +236,20 @@ class Framework(Handle):
     def _apply(self, first: int, last: int, state: CycleState, pod: PodInfo, rows: np.ndarray, codes: np.ndarray, plugin: np.ndarray) -> None:
         """Run filter plugins ``first..last-1`` on the rows still passing; record the first
         failure of each row (code and plugin index), as RunFilterPlugins stops at it."""
-        skip = state.skip_filter
-        plugins = self.filter_plugins
         if len(rows) == 1:  # the common case: a cache refresh, a preemption re-check
-            if codes[0]:
-                return
-            for j in range(first, last):
-                p = plugins[j]
-                if skip and p.NAME in skip:
-                    continue
-                c = p.filter(state, pod, rows)[0]
-                if c:
-                    codes[0] = c
+            if not codes[0]:
+                code, j = self._first_failure(first, last, state, pod, rows)
+                if code:
+                    codes[0] = code
                     plugin[0] = j
-                    return
             return
+        plugins = self.filter_plugins
+        pre_at = self._pre_filter_at
         for j in range(first, last):
+            if j >= pre_at and not state.pre_filtered:
+                self.run_pre_filter(state, pod)
             p = plugins[j]
-            if skip and p.NAME in skip:
+            if p.NAME in state.skip_filter:
                 continue
             todo = np.flatnonzero(codes == 0)
             if len(todo) == 0:
@@ -248,12 +259,26 @@ class Framework(Handle):
             codes[todo[failed]] = c[failed]
             plugin[todo[failed]] = j
 
+    def _first_failure(self, first: int, last: int, state: CycleState, pod: PodInfo, one: np.ndarray) -> tuple[int, int]:
+        """``_apply`` for one row (``one`` holds it), without arrays: (code, plugin index) of
+        the first plugin that rejects it, (0, -1) when all pass."""
+        plugins = self.filter_plugins
+        pre_at = self._pre_filter_at
+        for j in range(first, last):
+            if j >= pre_at and not state.pre_filtered:
+                self.run_pre_filter(state, pod)
+            p = plugins[j]
+            if p.NAME in state.skip_filter:
+                continue
+            c = p.filter(state, pod, one)[0]
+            if c:
+                return int(c), j
+        return 0, -1
+
     def _static_codes(self, pod: PodInfo, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        state = CycleState()
-        self.run_pre_filter(state, pod)
         codes = np.zeros(len(rows), dtype=np.int8)
         plugin = np.full(len(rows), -1, dtype=np.int8)
-        self._apply(0, self.n_static, state, pod, rows, codes, plugin)
+        self._apply(0, self.n_static, CycleState(), pod, rows, codes, plugin)
         return codes, plugin
 
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -263,8 +288,6 @@ class Framework(Handle):
         both without and with those pods (``RunFilterPluginsWithNominatedPods``).
         """
         self.filter_rows_computed += len(rows)
-        if not state.pre_filtered:
-            self.run_pre_filter(state, pod)
         if self.static_cache is not None:  # fast path: static codes per static signature
             s_codes, s_plugin = self.static_cache.codes(pod)
             codes, plugin = s_codes[rows], s_plugin[rows]
@@ -301,14 +324,10 @@ class Framework(Handle):
             if not extra:
                 continue
             with self.snapshot.with_pods(extra):
-                st = CycleState()
-                self.run_pre_filter(st, pod)
-                one_code = np.zeros(1, dtype=np.int8)
-                one_plugin = np.full(1, -1, dtype=np.int8)
-                self._apply(self.n_static, len(self.filter_plugins), st, pod, np.array([row], dtype=np.int64), one_code, one_plugin)
-                if one_code[0] != 0:
-                    codes[i] = one_code[0]
-                    plugin[i] = one_plugin[0]
+                code, j = self._first_failure(self.n_static, len(self.filter_plugins), CycleState(), pod, rows[i : i + 1])
+                if code:
+                    codes[i] = code
+                    plugin[i] = j
                     failed = state.read(_FAILED_WITH_NOMINATED)
                     if failed is None:
                         failed = set()
@@ -433,15 +452,6 @@ class Framework(Handle):
         return result
 
     # ---- PreScore, Score ---------------------------------------------------------------------------
-    def raw_score(self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
-        """One plugin's raw scores; None when its PreScore or Score says Skip."""
-        pre_score = self._pre_scores.get(plugin.NAME)
-        if pre_score is not None:
-            status = pre_score(state, pod)
-            if status is not None and status.code is Code.SKIP:
-                return None
-        return plugin.score(state, pod, rows)
-
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         """Σ weight × NormalizeScore(raw) over ``rows`` (the feasible nodes)."""
         total = np.zeros(len(rows), dtype=np.int64)
@@ -451,7 +461,7 @@ class Framework(Handle):
                 cached = entry.raw[i]
                 raw = None if cached is None else cached[rows]
             else:
-                raw = self.raw_score(p, state, pod, rows)
+                raw = self.raw_scorers[i](state, pod, rows)
             if raw is not None:
                 total += p.normalize(raw) * weight
         return total

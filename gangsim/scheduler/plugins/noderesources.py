@@ -236,12 +236,16 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         self.snapshot = handle.snapshot
         index = self.snapshot.nodes.resources
         self._cols = [(index.col.get(name, -1), name) for name, _ in args.profile.balanced_resources]
-        self._present = np.array([c for c, _ in self._cols if c >= 0], dtype=np.int64)
+        self._present = [c for c, _ in self._cols if c >= 0]
         self._skip = Status(Code.SKIP, plugin=self.NAME)
 
     def pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
         """Skip for best-effort pods: they request none of the balanced resources."""
-        return None if pod.demand[self._present].any() else self._skip
+        demand = pod.demand
+        for c in self._present:
+            if demand[c]:
+                return None
+        return self._skip
 
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         t = self.snapshot.nodes

@@ -205,6 +205,8 @@ class SchedulingQueue:
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
     def move_for_plugins(self, plugins: Iterable[str]) -> int:
         """Move unschedulable entities rejected by any of ``plugins`` to backoffQ/activeQ."""
+        if not self.unschedulable:
+            return 0
         found: dict[str, QueuedEntity] = {}
         for p in plugins:
             bucket = self._by_plugin.get(p)

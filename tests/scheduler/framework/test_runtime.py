@@ -100,10 +100,11 @@ def test_pre_score_runs_before_its_plugins_score():
     a plugin without PreScore (NodeResourcesFit) always scores."""
     sched, fw = harness([node("n1"), node("n2")])
     best_effort, requesting = pod_info(sched, pod(containers=[{}])), pod_info(sched, pod(containers=[{"cpu": 500}]))
-    balanced, fit = fw.plugins["NodeResourcesBalancedAllocation"], fw.plugins["NodeResourcesFit"]
-    assert fw.raw_score(balanced, CycleState(), best_effort, rows(sched)) is None
-    assert fw.raw_score(balanced, CycleState(), requesting, rows(sched)) is not None
-    assert fw.raw_score(fit, CycleState(), best_effort, rows(sched)) is not None
+    raw = {p.NAME: score for (p, _), score in zip(fw.scorers, fw.raw_scorers)}
+    balanced, fit = raw["NodeResourcesBalancedAllocation"], raw["NodeResourcesFit"]
+    assert balanced(CycleState(), best_effort, rows(sched)) is None
+    assert balanced(CycleState(), requesting, rows(sched)) is not None
+    assert fit(CycleState(), best_effort, rows(sched)) is not None
 
 
 def test_a_plugin_is_one_instance_shared_by_its_extension_points():

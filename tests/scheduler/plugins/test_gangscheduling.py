@@ -169,7 +169,7 @@ def permit_flow(target, waiting, monkeypatch):
     everyone = [P1, P2, P3, P4, P5, member("basic-pod", "pg3"), pod("non-gang", "ns1")]
     sched, fw, infos = gang_harness("permit", groups, everyone)
     activated: list[str] = []
-    monkeypatch.setattr(sched, "activate", lambda pods: activated.extend(p.name for p in pods))
+    monkeypatch.setattr(fw, "activate", lambda pods: activated.extend(p.name for p in pods))  # the Handle the plugin got
     plugin = fw.plugins[GANG]
     for name in waiting:
         infos[name].phase = PodPhase.WAITING  # what the framework does at Reserve
