@@ -261,7 +261,9 @@ class Framework(Handle):
 
     def _first_failure(self, first: int, last: int, state: CycleState, pod: PodInfo, one: np.ndarray) -> tuple[int, int]:
         """``_apply`` for one row (``one`` holds it), without arrays: (code, plugin index) of
-        the first plugin that rejects it, (0, -1) when all pass."""
+        the first plugin that rejects it, (0, -1) when all pass. The same loop as ``_apply``'s,
+        kept apart on purpose: preemption re-checks run it hundreds of thousands of times, and a
+        shared per-plugin helper costs a call per plugin per check."""
         plugins = self.filter_plugins
         pre_at = self._pre_filter_at
         for j in range(first, last):
