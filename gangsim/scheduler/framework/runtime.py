@@ -431,17 +431,33 @@ class Framework(Handle):
             self.next_start_index %= n  # (start + n) % n
             self.filter_rows_evaluated += pods * n
 
+    def _filter_one(self, state: CycleState, pod: PodInfo, row: int) -> tuple[int, int]:
+        """``run_filters`` (with nominated pods) for one row, on scalars: (code, plugin index)."""
+        self.filter_rows_computed += 1
+        one = np.array([row], dtype=np.int64)
+        if self.static_cache is not None:
+            s_codes, s_plugin = self.static_cache.codes(pod)
+            code, j = int(s_codes[row]), int(s_plugin[row])
+        else:
+            code, j = self._first_failure(0, self.n_static, state, pod, one)
+        if not code:
+            code, j = self._first_failure(self.n_static, len(self.filter_plugins), state, pod, one)
+        if not code and row in self.nominator.rows():
+            codes, plugin = np.zeros(1, dtype=np.int8), np.full(1, -1, dtype=np.int8)
+            self._filter_with_nominated(state, pod, one, codes, plugin)
+            code, j = int(codes[0]), int(plugin[0])
+        return code, j
+
     def filter_status_on(self, pod: PodInfo, row: int) -> tuple[Code, tuple[str, ...]]:
         """Filter with nominated pods on one row (preemption's checks)."""
         state = CycleState()
-        codes, plugin = self.run_filters(state, pod, np.array([row], dtype=np.int64))
-        if codes[0] == 0:
+        code, j = self._filter_one(state, pod, row)
+        if not code:
             return Code.SUCCESS, ()
-        return Code(int(codes[0])), self.filter_reasons(state, pod, row, int(plugin[0]))
+        return Code(code), self.filter_reasons(state, pod, row, j)
 
     def fits_on(self, pod: PodInfo, row: int) -> bool:
-        codes, _ = self.run_filters(CycleState(), pod, np.array([row], dtype=np.int64))
-        return codes[0] == 0
+        return not self._filter_one(CycleState(), pod, row)[0]
 
     # ---- PostFilter ------------------------------------------------------------------------------------
     def run_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult | None:
