@@ -82,6 +82,8 @@ class PodRecord:
     gpus: int
     priority: int
     created_ms: int
+    milli_cpu: int = 0  # requests (containers summed as the loader does), for checks from reports
+    memory_bytes: int = 0
     bound_ms: int | None = None
     node: str = ""
     ended_ms: int | None = None

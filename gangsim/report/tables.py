@@ -85,6 +85,8 @@ PODS_SCHEMA = pl.Schema(
         "end_reason": pl.String,
         "scheduling_attempts": pl.Int64,
         "waiting_reason": pl.String,
+        "milli_cpu": pl.Int64,
+        "memory_bytes": pl.Int64,
     }
 )
 
@@ -191,6 +193,8 @@ def pods_table(log: EventLog) -> pl.DataFrame:
         "end_reason": lambda p: str(p.end_reason),
         "scheduling_attempts": lambda p: p.scheduling_attempts,
         "waiting_reason": lambda p: p.waiting_reason,
+        "milli_cpu": lambda p: p.milli_cpu,
+        "memory_bytes": lambda p: p.memory_bytes,
     }
     frame = pl.DataFrame(_columns(log.pods, getters), schema=PODS_SCHEMA)
     return frame.sort(["created_s", "pod", "attempt"], maintain_order=True)

@@ -464,6 +464,8 @@ class Cluster:
             gpus=spec.gpus,
             priority=spec.priority,
             created_ms=self.now,
+            milli_cpu=spec.requests.get("cpu", 0),
+            memory_bytes=spec.requests.get("memory", 0),
         )
         self.log.pods.append(record)
         sp = SimPod(uid, pod, record, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
