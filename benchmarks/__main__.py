@@ -4,6 +4,7 @@
     python -m benchmarks B1 B2      # some of them
     python -m benchmarks --repeat 3 # median of 3 runs each
     python -m benchmarks B5 --b5-horizon 3d   # the RICC log (never part of the default set)
+    python -m benchmarks fuzz 2000  # fuzz the loader and importers (tests/fuzz/longrun.py)
 
 Figures are wall time of the replay (not of building the trace), pods/s, ms per PodGroup
 attempt and peak RSS, on this machine (cores printed in the header). Each case runs in its own
@@ -141,6 +142,11 @@ def _case(key: str, b5_horizon: str | None) -> Case:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["fuzz"]:  # not a benchmark: the long fuzz run of issue 17 (tests/fuzz/)
+        from tests.fuzz.longrun import main as fuzz_main
+
+        sys.exit(fuzz_main(argv[1:]))
     ap = argparse.ArgumentParser(prog="python -m benchmarks")
     ap.add_argument("cases", nargs="*", help="case keys (default: all but B5)")
     ap.add_argument("--repeat", type=int, default=1)
