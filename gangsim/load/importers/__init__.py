@@ -15,12 +15,13 @@
 from __future__ import annotations
 
 import importlib
+import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO
 
 import orjson
 
-from gangsim.errors import UsageError
+from gangsim.errors import InputError, UsageError
 from gangsim.load.importers._common import ImportOptions, Stats
 
 __all__ = ["IMPORTERS", "ImportOptions", "Stats", "records", "split_source", "write_jsonl", "write_yaml"]
@@ -40,7 +41,24 @@ def records(kind: str, sources: list[str], options: ImportOptions | None = None,
     if not sources:
         raise UsageError(f"{kind}: give at least one source file or directory")
     module = importlib.import_module(f"gangsim.load.importers.{kind}")
-    return module.read(list(sources), options or ImportOptions(), stats if stats is not None else Stats())
+    return _guarded(module.read(list(sources), options or ImportOptions(), stats if stats is not None else Stats()), kind, sources)
+
+
+def _guarded(items: Iterator[dict], kind: str, sources: list[str]) -> Iterator[dict]:
+    """The last line of defence: a stream or decoding error an importer did not locate itself is
+    still an ``InputError`` naming the source (exit 2), never an ``EOFError`` (which click would
+    turn into "aborted", exit 130) or a traceback. ``KeyboardInterrupt`` passes through."""
+    where = sources[0] if len(sources) == 1 else ", ".join(sources)
+    try:
+        yield from items
+    except EOFError:
+        raise InputError(f"{kind} import: unexpected end of input (a truncated file)", file=where) from None
+    except (zlib.error, UnicodeError) as exc:
+        raise InputError(f"{kind} import: cannot decode the input: {exc}", file=where) from None
+    except OSError as exc:
+        raise InputError(f"{kind} import: {exc.strerror or exc}", file=getattr(exc, "filename", None) or where) from None
+    except RecursionError:
+        raise InputError(f"{kind} import: the input is nested too deeply", file=where) from None
 
 
 def split_source(label: str) -> tuple[str, str] | None:

@@ -16,7 +16,6 @@ keep is one compact row per input job (to sort by arrival).
 from __future__ import annotations
 
 import gzip
-import io
 import math
 import os
 import re
@@ -25,7 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 
 from gangsim.api.duration import format_duration_ms
-from gangsim.errors import InputError, UsageError, invalid
+from gangsim.errors import InputError, UsageError, cut, invalid
+from gangsim.load.fields import subdomain_errors
+from gangsim.load.limits import MAX_DURATION_MS, MAX_INT64, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB
 
 TRACE_API = "gangsim.dev/v1alpha1"
 GPU = "nvidia.com/gpu"
@@ -210,35 +211,71 @@ def mib_quantity(mib: int) -> str:
 # --- input -----------------------------------------------------------------------------------------
 
 
-def open_text(path: str) -> io.TextIOBase:
-    """A text stream over ``path``; gzip is recognised by its magic bytes, whatever the name."""
+def _open_binary(path: str):
     try:
-        raw = open(path, "rb")  # noqa: SIM115
+        return open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise InputError(exc.strerror or str(exc), file=path) from None
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if head == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="latin-1", newline="")
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
 
 
-def read_lines(path: str) -> Iterator[tuple[int, str]]:
-    """(line number, text without the newline); a truncated gzip stream is an InputError."""
-    stream = open_text(path)
+def read_lines(path: str, *, keepends: bool = False) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a plain or gzip file (gzip is recognised by its magic bytes, whatever
+    the name); the newline is dropped unless ``keepends``.
+
+    Every way the bytes can be wrong is an ``InputError`` naming the file and line: a truncated or
+    corrupt gzip stream (the first line not read whole), a line that is not UTF-8 (the column of
+    the first bad byte), a read error. A UTF-8 byte order mark on line 1 is dropped.
+    """
+    raw = _open_binary(path)
+    gz = None
     number = 0
     try:
-        with stream:
-            for number, text in enumerate(stream, start=1):
-                yield number, text.rstrip("\r\n")
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise InputError(f"truncated or corrupt gzip data after line {number}: {exc}", file=path, line=number + 1) from None
+        stream = raw
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            gz = gzip.GzipFile(fileobj=raw)
+            stream = gz
+        for number, data in enumerate(stream, start=1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at column {exc.start + 1}", file=path, line=number) from None
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            yield number, (text if keepends else text.rstrip("\r\n"))
+    except EOFError:
+        raise InputError("truncated gzip data: the file ends inside the compressed stream", file=path, line=number + 1) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(f"corrupt gzip data: {exc}", file=path, line=number + 1) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=path, line=number + 1) from None
+    finally:
+        if gz is not None:
+            gz.close()
+        raw.close()
+
+
+def first_line(path: str) -> str:
+    """The first line of ``path`` (gzip or plain), "" when empty; errors as ``read_lines``."""
+    lines = read_lines(path)
+    try:
+        return next(lines, (0, ""))[1]
+    finally:
+        lines.close()
 
 
 def field_error(path: str, line: int, obj: str | None, field: str, value: object, detail: str) -> InputError:
-    return InputError(invalid(field, str(value), detail), file=path, line=line, obj=obj)
+    return InputError(invalid(field, cut(str(value)), detail), file=path, line=line, obj=obj)
 
 
-def parse_int(text: str, path: str, line: int, obj: str | None, field: str, *, lo: int | None = 0) -> int:
+MAX_NUMBER_CHARS = 40  # longer text is not a number any limit admits (int64 has 19 digits)
+MAX_SECONDS = MAX_DURATION_MS // 1000  # times and durations in seconds: 100 years
+
+
+def parse_int(text: str, path: str, line: int, obj: str | None, field: str, *, lo: int | None = 0, hi: int = MAX_INT64) -> int:
+    """An integer field (``12``, ``12.0``, ``1e3``) in ``[lo, hi]``; errors name file, line, object and field."""
+    text = text.strip()
+    if len(text) > MAX_NUMBER_CHARS:
+        raise field_error(path, line, obj, field, text, "must be an integer")
     try:
         value = int(text)
     except ValueError:
@@ -251,10 +288,16 @@ def parse_int(text: str, path: str, line: int, obj: str | None, field: str, *, l
         value = int(number)
     if lo is not None and value < lo:
         raise field_error(path, line, obj, field, text, "must not be negative" if lo == 0 else f"must be at least {lo}")
+    if value > hi:
+        raise field_error(path, line, obj, field, text, "must be no more than 100 years" if hi == MAX_SECONDS else f"must be no more than {hi}")
     return value
 
 
-def parse_number(text: str, path: str, line: int, obj: str | None, field: str, *, lo: float | None = 0) -> int | float:
+def parse_number(text: str, path: str, line: int, obj: str | None, field: str, *, lo: float | None = 0, hi: float = MAX_INT64) -> int | float:
+    """A finite number in ``[lo, hi]``."""
+    text = text.strip()
+    if len(text) > MAX_NUMBER_CHARS:
+        raise field_error(path, line, obj, field, text, "must be a number")
     try:
         value: int | float = int(text)
     except ValueError:
@@ -266,7 +309,42 @@ def parse_number(text: str, path: str, line: int, obj: str | None, field: str, *
             raise field_error(path, line, obj, field, text, "must be a finite number") from None
     if lo is not None and value < lo:
         raise field_error(path, line, obj, field, text, "must not be negative")
+    if value > hi:
+        raise field_error(path, line, obj, field, text, f"must be no more than {hi:,}" if hi != MAX_SECONDS else "must be no more than 100 years")
     return value
+
+
+def parse_seconds(text: str, path: str, line: int, obj: str | None, field: str) -> int | float:
+    """A time or duration in seconds: a finite number in [0, 100 years]."""
+    return parse_number(text, path, line, obj, field, hi=MAX_SECONDS)
+
+
+def check_seconds(value: float, path: str, line: int, obj: str | None, field: str, shown: object) -> None:
+    """A computed time or duration (an end minus a start, steps / rate) must not exceed 100 years."""
+    if not value <= MAX_SECONDS:
+        raise field_error(path, line, obj, field, shown, "gives a time or duration over 100 years")
+
+
+_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def check_name(name: str, path: str, line: int, obj: str | None, field: str) -> None:
+    """An object name as the loader requires it (a DNS-1123 subdomain of at most 253 characters)."""
+    errors = subdomain_errors(name)
+    if errors:
+        raise field_error(path, line, obj, field, name, errors[0].split(" (e.g.")[0])
+
+
+def check_label_value(value: str, path: str, line: int, obj: str | None, field: str) -> None:
+    """A value written as a label value or node-selector value, as the loader requires it."""
+    if len(value) > 63 or not _LABEL_VALUE_RE.match(value):
+        raise field_error(path, line, obj, field, value, "must be a label value: at most 63 characters, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character")
+
+
+def check_pods(pods: int, path: str, line: int, obj: str | None, field: str, shown: object) -> None:
+    """A job split into ``pods`` pods: at most MAX_PODS_PER_JOB (the loader's limit on a Job and a gang)."""
+    if pods > MAX_PODS_PER_JOB:
+        raise field_error(path, line, obj, field, shown, f"gives {pods:,} pods: a job may have at most {MAX_PODS_PER_JOB:,}")
 
 
 def trace_name(path: str) -> str:

@@ -45,16 +45,19 @@ import orjson
 from gangsim.errors import InputError, UsageError
 from gangsim.load.importers._common import (
     GPU,
+    MAX_NODES_PER_POOL,
     ImportOptions,
     Stats,
     check_options,
+    check_pods,
+    check_seconds,
     class_docs,
     create,
     duration_text,
     field_error,
     gang_objects,
     parse_int,
-    parse_number,
+    parse_seconds,
     priority_classes,
     read_lines,
     trace_header,
@@ -166,6 +169,10 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         nodes = -(-total // gpn)
     if nodes <= 0:
         raise UsageError(f"--nodes: Invalid value: {nodes}: must be positive")
+    if nodes > MAX_NODES_PER_POOL:
+        if options.nodes is not None:
+            raise UsageError(f"--nodes: Invalid value: {nodes}: must be no more than {MAX_NODES_PER_POOL}")
+        raise InputError(f"{SPECS} gives {nodes:,} nodes of {gpn} GPUs: at most {MAX_NODES_PER_POOL:,} (give --nodes)", file=specs[0])
     tputs = load_throughputs(options.throughputs) if options.throughputs else None
     rng = None
     if tputs is None and options.steps_per_second is None:
@@ -191,8 +198,9 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
             if not job_type:
                 raise field_error(path, line, obj, _column(0), "", "must not be empty")
             steps = parse_int(parts[4], path, line, obj, _column(4), lo=1)
-            arrival = parse_number(parts[5], path, line, obj, _column(5))
+            arrival = parse_seconds(parts[5], path, line, obj, _column(5))
             gpus = parse_int(parts[6], path, line, obj, _column(6), lo=1)
+            check_pods(-(-gpus // pod_size), path, line, obj, _column(6), parts[6].strip())
             if tputs is not None:
                 tput = tputs.get((job_type, gpus))
                 if tput is None:
@@ -202,6 +210,7 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
                 duration = steps / options.steps_per_second
             else:
                 duration = GAVEL_HOURS[int(rng.integers(len(GAVEL_HOURS)))] * 3600
+            check_seconds(duration, path, line, obj, _column(4), parts[4].strip())
             rows.append((float(arrival), file_index, index, namespace, vc, gpus, duration, job_type))
             index += 1
         if options.limit is not None and len(rows) >= options.limit:

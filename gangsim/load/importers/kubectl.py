@@ -40,13 +40,15 @@ the cluster's queue order).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Iterator, Mapping
 
-from gangsim.errors import InputError, unsupported
+from gangsim.errors import InputError, cut, invalid, unsupported
 from gangsim.load.documents import Document, read_documents
-from gangsim.load.importers._common import GPU, ImportOptions, Stats, check_options, create, trace_header, trace_name
+from gangsim.load.limits import check_quantity_int64
+from gangsim.load.importers._common import MAX_INT64, GPU, ImportOptions, Stats, check_options, create, trace_header, trace_name
 
 OPTIONS = {"name", "strict"}
 KINDS = ("PriorityClass", "Node", "Workload", "PodGroup", "Pod")
@@ -206,8 +208,74 @@ class _Pods:
         return out
 
 
+def _numbers(value: object, field: str, doc: Document, line: int | None) -> None:
+    """Every number of an output object fits what ``run`` reads: int64 integers, finite floats."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, int):
+        if not -MAX_INT64 - 1 <= value <= MAX_INT64:
+            raise InputError(invalid(field, cut(str(value)), "must be a 64-bit integer"), file=doc.file, line=line, obj=_ref(doc))
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(invalid(field, str(value), "must be a finite number"), file=doc.file, line=line, obj=_ref(doc))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            sub = f"{field}[{key}]" if ("/" in str(key) or "." in str(key)) and field else f"{field}.{key}" if field else str(key)
+            _numbers(item, sub, doc, _line(value, key, line))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _numbers(item, f"{field}[{i}]", doc, line)
+
+
+def _quantities(table: object, field: str, doc: Document, line: int | None) -> None:
+    """A resource list (``requests``, ``allocatable`` …): each quantity within int64 in its base unit."""
+    if not isinstance(table, Mapping):
+        return
+    for resource, value in table.items():
+        try:
+            check_quantity_int64(str(resource), value, f"{field}[{resource}]")
+        except InputError as exc:
+            raise exc.located(file=doc.file, line=_line(table, resource, line), obj=_ref(doc)) from None
+
+
+def _checked(obj: dict, doc: Document) -> dict:
+    """``obj`` (converted from ``doc``) once its numbers and quantities are what ``run`` accepts."""
+    line = doc.line
+    _numbers(obj, "", doc, line)
+    status = obj.get("status")
+    if isinstance(status, Mapping):
+        _quantities(status.get("allocatable"), "status.allocatable", doc, _line(doc.data.get("status"), "allocatable", line))
+    spec = obj.get("spec")
+    if obj.get("kind") == "Pod" and isinstance(spec, Mapping):
+        raw_spec = doc.data.get("spec")
+        _quantities(spec.get("overhead"), "spec.overhead", doc, _line(raw_spec, "overhead", line))
+        for key in ("containers", "initContainers"):
+            raw = raw_spec.get(key) if isinstance(raw_spec, Mapping) else None
+            for i, c in enumerate(spec.get(key) or []):
+                res = c.get("resources") or {}
+                raw_c = raw[i] if isinstance(raw, list) and i < len(raw) else None
+                for kind in ("requests", "limits"):
+                    _quantities(res.get(kind), f"spec.{key}[{i}].resources.{kind}", doc, _line(raw_c, "resources", _line(raw_spec, key, line)))
+    return obj
+
+
 def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
     check_options("kubectl", options, OPTIONS)
+    try:
+        yield from _read(sources, options, stats)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of the wrong type
+        doc = _CURRENT[0]
+        if doc is None:
+            raise
+        raise InputError(f"unexpected structure (a field of the wrong type: {cut(str(exc))})", file=doc.file, line=doc.line, obj=_ref(doc)) from None
+    finally:
+        _CURRENT[0] = None
+
+
+_CURRENT: list[Document | None] = [None]  # the document being converted, for errors of shape
+
+
+def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
     by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
     skipped: dict[str, int] = {}
     for doc in _documents(sources):
@@ -221,6 +289,7 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
     out: list[dict] = []
     classes: set[str] = set()
     for doc in by_kind["PriorityClass"]:
+        _CURRENT[0] = doc
         d = doc.data
         name = (d.get("metadata") or {}).get("name")
         if name in SYSTEM_CLASSES:
@@ -230,10 +299,11 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         for key in ("value", "globalDefault", "preemptionPolicy", "description"):
             if key in d:
                 pc[key] = d[key]
-        out.append(pc)
+        out.append(_checked(pc, doc))
         stats.add("priority classes")
     for doc in by_kind["Node"]:
-        node = _node(doc)
+        _CURRENT[0] = doc
+        node = _checked(_node(doc), doc)
         out.append(node)
         stats.add("nodes")
         gpus = str(node["status"]["allocatable"].get(GPU, "0"))
@@ -241,23 +311,27 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
             stats.add("GPUs", int(gpus))
     for kind in ("Workload", "PodGroup"):
         for doc in by_kind[kind]:
+            _CURRENT[0] = doc
             d = doc.data
             obj = {"apiVersion": d.get("apiVersion"), "kind": kind, "metadata": _meta(d, keep_annotations=True), "spec": d.get("spec")}
-            out.append(obj)
+            out.append(_checked(obj, doc))
             stats.add(f"{kind}s")
     pods = _Pods(classes, options, stats)
     bound: list[dict] = []
     pending: list[tuple[str, int, dict]] = []
     for i, doc in enumerate(by_kind["Pod"]):
+        _CURRENT[0] = doc
         converted = pods.convert(doc)
         if converted is None:
             continue
         state, pod = converted
+        _checked(pod, doc)
         if state == "bound":
             bound.append(pod)
         else:
             created = str((doc.data.get("metadata") or {}).get("creationTimestamp") or "")
             pending.append((created, i, pod))
+    _CURRENT[0] = None
     pending.sort(key=lambda p: (p[0], p[1]))
     for warning in pods.warnings():
         stats.note(warning)

@@ -42,6 +42,7 @@ Mapping (units as the dataset README gives them):
 from __future__ import annotations
 
 import bisect
+import contextlib
 import csv
 import os
 from collections.abc import Iterator
@@ -49,8 +50,12 @@ from collections.abc import Iterator
 from gangsim.errors import InputError, UsageError
 from gangsim.load.importers._common import (
     GPU,
+    MAX_INT64,
+    MAX_SECONDS,
     ImportOptions,
     Stats,
+    check_label_value,
+    check_name,
     check_options,
     class_docs,
     cpu_quantity,
@@ -59,8 +64,9 @@ from gangsim.load.importers._common import (
     duration_text,
     field_error,
     mib_quantity,
-    open_text,
+    first_line,
     parse_int,
+    read_lines,
     priority_classes,
     trace_header,
 )
@@ -78,9 +84,11 @@ DEFAULT_PODS = "openb_pod_list_default.csv"
 
 
 def _header(path: str) -> list[str]:
-    with open_text(path) as stream:
-        first = stream.readline()
-    return next(csv.reader([first]), []) if first.strip() else []
+    first = first_line(path)
+    try:
+        return next(csv.reader([first]), []) if first.strip() else []
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", file=path, line=1) from None
 
 
 def resolve_sources(sources: list[str]) -> tuple[str, str]:
@@ -117,10 +125,13 @@ def resolve_sources(sources: list[str]) -> tuple[str, str]:
 
 def _rows(path: str, expected: tuple[tuple[str, ...], ...], what: str) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
     """(line, row, columns) for each data row; the header must be one of ``expected``."""
-    stream = open_text(path)
-    with stream:
-        reader = csv.reader(stream)
-        header = next(reader, None)
+    lines = read_lines(path, keepends=True)
+    with contextlib.closing(lines):
+        reader = csv.reader(text for _, text in lines)
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", file=path, line=1) from None
         if header is None:
             raise InputError("empty file: expected a CSV header", file=path, line=1)
         header = [h.strip() for h in header]
@@ -152,14 +163,15 @@ def _name_cpu_memory(row: list[str], path: str, line: int, seen: set[str], what:
     if name in seen:
         raise field_error(path, line, obj, name_column, name, f"duplicate {what} name")
     seen.add(name)
-    return name, obj, parse_int(row[1], path, line, obj, "cpu_milli"), parse_int(row[2], path, line, obj, "memory_mib")
+    check_name(name, path, line, obj, name_column)
+    return name, obj, parse_int(row[1], path, line, obj, "cpu_milli"), parse_int(row[2], path, line, obj, "memory_mib", hi=MAX_INT64 >> 20)
 
 
 def _node_docs(path: str, stats: Stats) -> Iterator[dict]:
     seen: set[str] = set()
     for line, row, _ in _rows(path, (NODE_COLUMNS,), "node"):
         name, obj, cpu, mem = _name_cpu_memory(row, path, line, seen, "node", "sn")
-        gpus = parse_int(row[3], path, line, obj, "gpu")
+        gpus = parse_int(row[3], path, line, obj, "gpu", hi=MAX_INT64 // 1000)
         model = row[4].strip()
         alloc: dict[str, str] = {"cpu": cpu_quantity(cpu), "memory": mib_quantity(mem)}
         meta: dict = {"name": name}
@@ -167,14 +179,17 @@ def _node_docs(path: str, stats: Stats) -> Iterator[dict]:
             alloc[GPU] = str(gpus)
             alloc[GPU_MILLI] = str(gpus * 1000)
             if model and model.lower() != "nan":
+                check_label_value(model, path, line, obj, "model")
                 meta["labels"] = {MODEL_LABEL: model}
         stats.add("nodes")
         stats.add("GPUs", gpus)
         yield create(0, {"apiVersion": "v1", "kind": "Node", "metadata": meta, "status": {"allocatable": alloc}})
 
 
-def _gpu_affinity(spec_text: str) -> dict | None:
+def _gpu_affinity(spec_text: str, path: str, line: int, obj: str | None) -> dict | None:
     models = [m.strip() for m in spec_text.split("|") if m.strip() and m.strip().lower() != "nan"]
+    for model in models:
+        check_label_value(model, path, line, obj, "gpu_spec")
     if not models:
         return None
     if len(models) == 1:
@@ -192,7 +207,7 @@ def _pod_rows(path: str, options: ImportOptions, stats: Stats) -> list[tuple]:
         if options.limit is not None and len(out) >= options.limit:
             break
         name, obj, cpu, mem = _name_cpu_memory(row, path, line, seen, "pod", "name")
-        num_gpu = parse_int(row[3], path, line, obj, "num_gpu")
+        num_gpu = parse_int(row[3], path, line, obj, "num_gpu", hi=MAX_INT64 // 1000)
         gpu_milli = parse_int(row[4], path, line, obj, "gpu_milli")
         if gpu_milli > 1000:
             raise field_error(path, line, obj, "gpu_milli", row[4], "must be at most 1000 (one whole GPU)")
@@ -225,11 +240,13 @@ def _pod_rows(path: str, options: ImportOptions, stats: Stats) -> list[tuple]:
         if len(columns) == len(POD_COLUMNS):
             gpu_spec = row[5].strip()
             if gpu_spec:
-                extra = _gpu_affinity(gpu_spec) or {}
+                extra = _gpu_affinity(gpu_spec, path, line, obj) or {}
             qos = row[6].strip()
-            arrival = parse_int(row[8], path, line, obj, "creation_time")
-            deletion = parse_int(row[9], path, line, obj, "deletion_time") if row[9].strip() else None
-            scheduled = parse_int(row[10], path, line, obj, "scheduled_time") if row[10].strip() else None
+            if qos:
+                check_label_value(qos, path, line, obj, "qos")
+            arrival = parse_int(row[8], path, line, obj, "creation_time", hi=MAX_SECONDS)
+            deletion = parse_int(row[9], path, line, obj, "deletion_time", hi=MAX_SECONDS) if row[9].strip() else None
+            scheduled = parse_int(row[10], path, line, obj, "scheduled_time", hi=MAX_SECONDS) if row[10].strip() else None
             if scheduled is not None:
                 if scheduled < arrival:
                     raise field_error(path, line, obj, "scheduled_time", row[10], f"must not be before creation_time ({arrival})")

@@ -52,9 +52,14 @@ from collections.abc import Iterator
 from gangsim.errors import InputError, UsageError
 from gangsim.load.importers._common import (
     GPU,
+    MAX_INT64,
+    MAX_NODES_PER_POOL,
+    MAX_SECONDS,
     ImportOptions,
     Stats,
     check_options,
+    check_pods,
+    check_seconds,
     class_docs,
     create,
     delete,
@@ -162,6 +167,12 @@ def parse(path: str, options: ImportOptions, stats: Stats) -> tuple[Header, Jobs
             bad = True
         if bad:  # find the field to name
             values = [_num(text, i, path, number, obj) for i, text in enumerate(parts)]
+        for i in (1, 2, 3):  # times: at most 100 years
+            if values[i] > MAX_SECONDS:
+                raise field_error(path, number, obj, _field(i), parts[i], "must be no more than 100 years")
+        for i in (0, 4, 7, 10, 14):  # kept as int64
+            if values[i] > MAX_INT64:
+                raise field_error(path, number, obj, _field(i), parts[i], f"must be no more than {MAX_INT64}")
         job_no, submit, wait, run, allocated = values[0], values[1], values[2], values[3], values[4]
         requested, status, queue = values[7], values[10], values[14]
         if submit < 0:
@@ -174,6 +185,7 @@ def parse(path: str, options: ImportOptions, stats: Stats) -> tuple[Header, Jobs
                 stats.add("cancelled-before-start jobs skipped")
                 continue
             end = submit + wait
+            check_seconds(end, path, number, obj, _field(2), parts[2])
             run = -1.0
             stats.add("cancelled-before-start jobs (deleted at cancellation)")
         elif run < 0:
@@ -223,6 +235,12 @@ def cluster_shape(header: Header, options: ImportOptions, path: str) -> tuple[in
             raise InputError("the header gives neither MaxProcs nor MaxNodes: give --nodes (and --cores-per-node)", file=path)
     if nodes <= 0:
         raise UsageError(f"--nodes: Invalid value: {nodes}: must be positive")
+    if nodes > MAX_NODES_PER_POOL:
+        if options.nodes is not None:
+            raise UsageError(f"--nodes: Invalid value: {nodes}: must be no more than {MAX_NODES_PER_POOL}")
+        raise InputError(f"the header gives {nodes:,} nodes of {cpn} processors: at most {MAX_NODES_PER_POOL:,} (give --nodes and --cores-per-node)", file=path)
+    if cpn > MAX_INT64 // 1000:
+        raise InputError(f"{cpn} processors per node: at most {MAX_INT64 // 1000}", file=path)
     return nodes, cpn
 
 
@@ -246,6 +264,9 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
     if pod_size > cpn:
         raise UsageError(f"--pod-size: Invalid value: {pod_size}: must not exceed the {cpn} cores of a node")
     name_key = GPU if resource == "gpu" else "cpu"
+    for i in range(len(jobs)):  # before anything is written: no job beyond the loader's pods per Job
+        procs = jobs.procs[i]
+        check_pods(-(-procs // pod_size), path, jobs.line[i], f"job {jobs.number[i]}", "processors (field 5 or 8)", procs)
 
     def requests(units: int) -> dict[str, str]:
         return {name_key: str(units)}
