@@ -15,6 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MAX_VALUE_CHARS = 80  # a user value echoed in a message is cut to this many characters, with "…"
+MAX_MESSAGE_CHARS = 1000  # a whole one-line message is cut to this many characters, with "…"
+ELLIPSIS = "…"
+
+
+def cut(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (the last one "…") when longer: the one helper for
+    user values shown in messages (a 52 MB pod name must still give a short line)."""
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
 
 class GangsimError(Exception):
     """Base class; ``str(err)`` is the one line shown to the user."""
@@ -40,12 +50,12 @@ class FieldError:
 
 def _render_value(value: object) -> str:
     if isinstance(value, str):
-        return f'"{value}"'
+        return f'"{cut(value)}"'
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    return cut(str(value))
 
 
 def invalid(field: str, value: object, detail: str) -> FieldError:
@@ -86,9 +96,9 @@ class InputError(GangsimError):
         if self.file:
             parts.append(f"{self.file}:{self.line}" if self.line else self.file)
         if self.obj:
-            parts.append(self.obj)
+            parts.append(cut(self.obj))
         parts.append(str(self.detail))
-        return ": ".join(parts).replace("\n", " ")
+        return cut(": ".join(parts).replace("\n", " "), MAX_MESSAGE_CHARS)
 
     def located(self, *, file: str | None = None, line: int | None = None, obj: str | None = None) -> "InputError":
         """The same error with missing location parts filled in."""

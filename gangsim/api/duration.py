@@ -8,6 +8,8 @@ from fractions import Fraction
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_EXPONENT = re.compile(r"[eE]([+-]?\d+)")
+MAX_TEXT = 64  # no real duration is longer; longer text would make int()/Fraction() slow or raise
 
 
 class DurationError(ValueError):
@@ -27,9 +29,14 @@ def parse_duration_ms(value: object) -> int:
     text = value.strip()
     if not text:
         raise DurationError("empty duration")
+    if len(text) > MAX_TEXT:
+        raise DurationError(f"durations must be no more than {MAX_TEXT} characters")
     if text.isascii() and text.isdigit():
         return int(text) * 1000
     if not text[-1].isalpha():  # no unit suffix: a plain (decimal, exponent or ratio) number of seconds
+        exponent = _EXPONENT.search(text)
+        if exponent and abs(int(exponent[1])) > 30:
+            raise DurationError("exponent out of range")
         try:
             seconds = Fraction(text)
         except (ValueError, ZeroDivisionError):

@@ -24,6 +24,7 @@ from gangsim.api.config import (
     ScoringStrategy,
 )
 from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.load.limits import MAX_DURATION_MS, check_duration_ms
 from gangsim.api.objects import DEFAULT_SCHEDULER, Source
 from gangsim.errors import InputError, invalid, required
 from gangsim.load.fields import Obj, duplicate, shown
@@ -69,6 +70,8 @@ def _range(o: Obj, key: str, lo: int, hi: int | None, default: int | None = None
     value = o.int(key)
     if value is None:
         return default
+    if hi is None and key.endswith("Seconds"):
+        hi = MAX_DURATION_MS // 1000  # a duration in seconds: at most 100 years
     if value < lo or (hi is not None and value > hi):
         bound = f"[{lo}-{hi}]" if hi is not None else f"[{lo}, inf)"
         raise o.error(key, invalid(o.fp(key), value, f"not in valid range {bound}"))
@@ -93,9 +96,10 @@ class _Decoder:
         for key, attr in _DURATIONS.items():
             if key in doc:
                 try:
-                    changes[attr] = parse_duration_ms(doc.raw(key))
+                    ms = parse_duration_ms(doc.raw(key))
                 except DurationError as exc:
                     raise doc.error(key, invalid(key, shown(doc.raw(key)), str(exc))) from None
+                changes[attr] = check_duration_ms(ms, key, line=doc.ln(key), raw=doc.raw(key))
         if "popFromBackoffQ" in doc:
             changes["pop_from_backoff"] = doc.bool("popFromBackoffQ")
         profiles: list[Profile] = []

@@ -17,6 +17,7 @@ from gangsim.api.quantity import PODS
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
+from gangsim.load.limits import MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count
 from gangsim.load.groups import decode_pod_group, decode_workload
 from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
@@ -130,9 +131,9 @@ class Decoder:
         doc.check_keys(_TOP)
         spec = doc.obj("spec", req=True)
         spec.check_keys({"count", "template"})
-        count = spec.int("count", lo=0)
-        if count is None:
+        if spec.raw("count") is None:
             raise spec.error("count", required(spec.fp("count")))
+        count = _count(spec, "count", MAX_NODES_PER_POOL)
         template = spec.obj("template", req=True)
         template.check_keys({"metadata", "spec", "status"})
         labels: dict[str, str] = {}
@@ -175,8 +176,8 @@ class Decoder:
         doc.check_keys(_TOP)
         spec = doc.obj("spec", req=True)
         spec.check_keys({"parallelism", "completions", "completionMode", "template"} | _JOB_SPEC_HARMLESS, {"suspend": "gangsim does not model suspended Jobs"})
-        parallelism = spec.int("parallelism", 1, lo=0)
-        completions = spec.int("completions", lo=0)
+        parallelism = 1 if spec.raw("parallelism") is None else _count(spec, "parallelism", MAX_PODS_PER_JOB)
+        completions = None if spec.raw("completions") is None else _count(spec, "completions", MAX_PODS_PER_JOB)
         spec.enum("completionMode", ("NonIndexed", "Indexed"))
         if completions is not None and completions != parallelism:
             self.warnings.add(
@@ -207,6 +208,11 @@ class Decoder:
         if min_available is None and max_unavailable is None:
             raise spec.error("minAvailable", required(spec.fp("minAvailable"), "one of minAvailable or maxUnavailable is required"))
         return PodDisruptionBudget(meta.namespace, meta.name, selector, min_available, max_unavailable, source)
+
+
+def _count(o: Obj, key: str, maximum: int) -> int:
+    """A count field (``parallelism``, ``count``): an integer in [0, maximum], checked before anything is expanded."""
+    return check_count(o.raw(key), o.fp(key), maximum, line=o.ln(key))
 
 
 def _int_or_percent(o: Obj, key: str) -> int | str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import Source, object_ref
 from gangsim.api.trace import Op
 from gangsim.errors import InputError, invalid, required
@@ -111,9 +112,10 @@ def trace_item(doc: Document, name: str, index: int, item: object, path: str, li
 
 def _duration(o: Obj, key: str) -> int:
     try:
-        return parse_duration_ms(o.raw(key))
+        ms = parse_duration_ms(o.raw(key))
     except DurationError as exc:
         raise o.error(key, invalid(o.fp(key), shown(o.raw(key)), str(exc))) from None
+    return check_duration_ms(ms, o.fp(key), line=o.ln(key), raw=o.raw(key))
 
 
 def _item(it: Obj, owner: str | None, order: tuple[int, ...], source: Source, out: Collected) -> None:

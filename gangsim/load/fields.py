@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterator, Mapping
 
 import orjson
 
-from gangsim.errors import FieldError, InputError, invalid, required, unsupported
+from gangsim.errors import FieldError, InputError, cut, invalid, required, unsupported
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -54,8 +54,7 @@ class Shown:
         self.value = value
 
     def __str__(self) -> str:
-        text = orjson.dumps(self.value, default=str).decode()
-        return text if len(text) <= 120 else text[:117] + "..."
+        return cut(orjson.dumps(self.value, default=str).decode())
 
 
 def shown(value: object) -> object:
@@ -142,7 +141,7 @@ class Obj:
                     raise self.error(key, unsupported(self.fp(key), unmodelled[key]))
                 continue
             hint = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
-            detail = f'unknown field "{key}"' + (f'; did you mean "{hint[0]}"?' if hint else "")
+            detail = f'unknown field "{cut(key)}"' + (f'; did you mean "{hint[0]}"?' if hint else "")
             raise self.error(key, unsupported(self.fp(key), detail))
 
     def str(self, key: str, default: str = "", *, req: bool = False) -> str:

@@ -10,7 +10,7 @@ from gangsim.api.objects import DisruptionMode, PodGroup, PodGroupPolicy, PodGro
 from gangsim.errors import invalid, required
 from gangsim.load.fields import Obj, Shown, check_name, check_qualified, duplicate, too_many
 from gangsim.load.meta import RENDEZVOUS_TIMEOUT, Meta
-from gangsim.load.priority import Priorities
+from gangsim.load.priority import INT32_MAX, Priorities
 
 MAX_TEMPLATES = 8  # WorkloadMaxPodGroupTemplates
 MAX_TOPOLOGY = 1
@@ -45,7 +45,7 @@ def decode_policy(o: Obj, priorities: Priorities) -> PodGroupPolicy:
     else:
         gang = policy.obj("gang")
         gang.check_keys({"minCount"})
-        min_count = gang.int("minCount") or 0
+        min_count = gang.int("minCount", hi=INT32_MAX) or 0  # int32, as in the API
         if min_count == 0:
             raise gang.error("minCount", required(gang.fp("minCount")))
         if min_count < 0:

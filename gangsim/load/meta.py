@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
 from gangsim.errors import forbidden, invalid, required, unsupported
 from gangsim.load.fields import Obj, check_name, not_supported, shown
@@ -137,7 +138,8 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
                 detail = f"{key} is not read on {kind} (only on {where})"
             raise ann.error(key, forbidden(path, detail))
         try:
-            out[key] = parse_duration_ms(value)
+            ms = parse_duration_ms(value)
         except DurationError as exc:
             raise ann.error(key, invalid(path, shown(value), str(exc))) from None
+        out[key] = check_duration_ms(ms, path, line=ann.ln(key), raw=value)
     return out

@@ -7,13 +7,12 @@ else is an unknown field — most likely a typo such as ``nodeSelecter`` — and
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from gangsim.api.objects import DEFAULT_TERMINATION_GRACE_MS, DEFAULT_SCHEDULER, PodSpec
-from gangsim.api.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, QuantityError, is_extended_resource, parse_quantity, resource_amount
-from gangsim.errors import invalid, required, unsupported
+from gangsim.api.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource, parse_quantity
+from gangsim.errors import FieldError, invalid, required, unsupported
 from gangsim.load.expand import nonzero, pod_requests
 from gangsim.load.fields import Obj, check_name, check_qualified, duplicate, fail, shown
+from gangsim.load.limits import MAX_INT64, check_quantity_int64
 from gangsim.load.meta import CHECKPOINT_INTERVAL, DURATION, RENDEZVOUS_TIMEOUT
 from gangsim.load.priority import Priorities
 from gangsim.load.selectors import affinity, tolerations
@@ -64,7 +63,8 @@ def check_resource_name(name: object, path: str, line: int | None, *, node: bool
 
 
 def resource_map(o: Obj, key: str, *, node: bool) -> dict[str, int]:
-    """A ``ResourceList`` (``requests``, ``allocatable``…) → canonical ints."""
+    """A ``ResourceList`` (``requests``, ``allocatable``…) → canonical ints, each checked
+    (string or number, fits int64) by ``limits.check_quantity_int64``."""
     raw = o.mapping(key)
     sub = Obj(raw, o.fp(key), o.ln(key))
     out: dict[str, int] = {}
@@ -72,18 +72,8 @@ def resource_map(o: Obj, key: str, *, node: bool) -> dict[str, int]:
         path = f"{sub.path}[{name}]"
         line = sub.ln(name)
         check_resource_name(name, path, line, node=node)
-        try:
-            out[name] = _amount(name, type(value), value)
-        except QuantityError as exc:
-            raise fail(invalid(path, shown(value), str(exc)), line) from None
+        out[name] = check_quantity_int64(name, value, path, line=line)
     return out
-
-
-@lru_cache(maxsize=4096)
-def _amount(name: str, kind: type, value: object) -> int:
-    """``resource_amount`` memoised: recorded traces repeat the same few quantities (``kind`` keeps
-    ``1`` and ``True`` apart)."""
-    return resource_amount(name, value)
 
 
 def _container(c: Obj, init: bool) -> tuple[dict[str, int], bool]:
@@ -132,6 +122,10 @@ def decode_pod_spec(spec: Obj, *, labels: dict[str, str], times: dict[str, int],
     init = [_container(c, True) for c in spec.objs("initContainers")]
     overhead = resource_map(spec, "overhead", node=False)
     requests = pod_requests(app, init, overhead)
+    for name, amount in requests.items():
+        if amount > MAX_INT64:  # each request fits, their sum does not
+            detail = f"the pod's total {name} request must be no more than {MAX_INT64} (int64)"
+            raise spec.error("containers", FieldError(spec.fp("containers"), detail))
     nz = pod_requests([nonzero(c) for c in app], [(nonzero(c), s) for c, s in init], {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
 
     class_name, priority, pc = priorities.resolve(spec, what="pod")

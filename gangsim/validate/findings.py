@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gangsim.api.objects import Source
-from gangsim.errors import FieldError, InputError
+from gangsim.errors import MAX_MESSAGE_CHARS, FieldError, InputError, cut
 
 ERROR = "error"
 WARNING = "warning"
@@ -128,7 +128,9 @@ class Findings:
         where = f"{file}:{line}" if file and line else (file or "")
         rank = self._file_rank.get(file or "", -1 if not file else len(self._file_rank))
         key = (rank, line or 0, 0 if severity == ERROR else 1, len(self._found))
-        self._found.append((key, Finding(severity, code, where, obj, " ".join(message.split("\n")))))
+        # the same bounds as ``InputError.__str__`` (``run``): the object cut like a value, the line capped
+        message = cut(" ".join(message.split("\n")), MAX_MESSAGE_CHARS)
+        self._found.append((key, Finding(severity, code, where, cut(obj), message)))
 
     def error(self, exc: InputError) -> None:
         self.add(ERROR, error_code(exc.detail), exc.file, exc.line, exc.obj or "", str(exc.detail))
