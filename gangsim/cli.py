@@ -1,5 +1,6 @@
 """The ``gangsim`` command line (Typer). Thin: parse, call ``pipeline``, print, map errors to
-exit codes (0 ok, 1 a --fail-if held / validate found problems, 2 bad input, 3 a bug)."""
+exit codes (0 ok, 1 a --fail-if held / validate found problems, 2 bad input or an environment
+error writing --out (``OutputError``), 3 a bug)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,6 @@ def run(
         report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms)
     plots: dict[str, bytes] = {}
     if plot:  # drawn before anything is written, so a failure leaves --out untouched
-        from gangsim.report.bundle import write_files
         from gangsim.report.figures import report_files
         from gangsim.report.summary import summary_grid
         from gangsim.report.tables import gang_grid
@@ -95,9 +95,7 @@ def run(
         tables = [summary_grid(report.summary), gang_grid(report.tables["gangs"], top)]
         plots = report_files("run", [policy.value], [report], tables, f"gangsim run: {report.summary['trace']} (policy {policy.value})")
     if out is not None:
-        write_report(report, out)
-        if plots:
-            write_files(out, plots)
+        write_report(report, out, extra=plots)  # report and figures become visible in one switch
     if fmt is OutputFormat.json:
         sys.stdout.buffer.write(render_json(report))
     elif fmt is OutputFormat.markdown:

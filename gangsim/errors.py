@@ -5,7 +5,9 @@
     GangsimError                 base; str() is always one line
     ├── InputError               a trace, config or command-line value is wrong (exit 2)
     │                            carries file, line, object and field
-    └── UsageError               the command line is wrong (exit 2)
+    ├── UsageError               the command line is wrong (exit 2)
+    └── OutputError              the environment refused a write (disk full, read-only, permission,
+                                 --out is a file, …) (exit 2); names the path and the OS error
 
 Scheduling failures are never exceptions: they are ``Status`` values and event-log rows.
 Anything else that escapes is a bug (exit 3 with a traceback).
@@ -112,3 +114,18 @@ class InputError(GangsimError):
 
 class UsageError(GangsimError):
     """The command line itself is wrong (bad option value, bad expression)."""
+
+
+class OutputError(GangsimError):
+    """Writing ``--out DIR`` failed for a reason of the environment, not a bug:
+    ``cannot write report to out/: [Errno 28] No space left on device``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write report to {path}: {reason}".replace("\n", " "))
+
+    @classmethod
+    def from_os_error(cls, path: str, exc: OSError) -> "OutputError":
+        reason = f"[Errno {exc.errno}] {exc.strerror}" if exc.errno is not None and exc.strerror else str(exc)
+        return cls(path, reason)

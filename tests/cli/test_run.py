@@ -56,7 +56,7 @@ def test_out_writes_all_six_outputs_with_the_documented_columns(tmp_path):
     out = tmp_path / "report"
     res = runner.invoke(app, ["run", DEADLOCK, "--policy", "pod", "--out", str(out), "--format", "json"])
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in out.iterdir()) == sorted([f"{t}.{ext}" for t in COLUMNS for ext in ("csv", "parquet")] + ["summary.json"])
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted([f"{t}.{ext}" for t in COLUMNS for ext in ("csv", "parquet")] + ["summary.json"])
     for table, cols in COLUMNS.items():
         frame = pl.read_parquet(out / f"{table}.parquet")
         assert frame.columns[: len(cols)] == cols or set(cols) <= set(frame.columns)
@@ -76,7 +76,7 @@ def test_markdown_and_table_formats(tmp_path):
 
 
 def _files_bytes(d: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if not p.name.startswith(".")}
 
 
 def test_same_trace_policy_and_seed_give_byte_identical_reports(tmp_path):

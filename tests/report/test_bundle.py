@@ -2,45 +2,47 @@
 
 import pytest
 
-from gangsim.errors import InputError
+from gangsim.errors import OutputError
+import gangsim.report.write as write_mod
 from gangsim.report.bundle import write_files
+
+
+def files(out):
+    """What a reader sees at the top of ``out``."""
+    return {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
 
 
 def test_writes_every_file_and_replaces_earlier_ones(tmp_path):
     out = tmp_path / "out"
     write_files(out, {"a.json": b"1", "b.md": b"2"})
     write_files(out, {"a.json": b"3"})
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == {"a.json": b"3", "b.md": b"2"}
-    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary directory left
+    assert files(out) == {"a.json": b"3", "b.md": b"2"}
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # nothing outside DIR
 
 
 def test_a_failed_write_leaves_the_directory_as_it_was(tmp_path, monkeypatch):
-    import gangsim.report.bundle as bundle
-
     out = tmp_path / "out"
     write_files(out, {"a.json": b"old"})
-    real = bundle.os.replace
 
-    def failing(src, dst):
-        if str(src).endswith("c.png"):
-            raise OSError("disk full")
-        return real(src, dst)
+    def failing(kind, path):
+        if kind == "write" and path.endswith("c.png"):
+            raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(bundle.os, "replace", failing)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(write_mod, "_step", failing)
+    with pytest.raises(OutputError, match=r"\[Errno 28\] No space left on device"):
         write_files(out, {"a.json": b"new", "b.md": b"md", "c.png": b"png"})
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == {"a.json": b"old"}
+    assert files(out) == {"a.json": b"old"}
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
 def test_never_replaces_a_directory(tmp_path):
     (tmp_path / "out" / "c.png").mkdir(parents=True)
-    with pytest.raises(InputError, match="c.png exists and is a directory"):
+    with pytest.raises(OutputError, match="c.png exists and is a directory"):
         write_files(tmp_path / "out", {"c.png": b"png"})
     assert (tmp_path / "out" / "c.png").is_dir()
 
 
 def test_a_file_in_the_way_is_an_input_error(tmp_path):
     (tmp_path / "f").write_text("")
-    with pytest.raises(InputError, match="exists and is not a directory"):
+    with pytest.raises(OutputError, match=r"\[Errno 20\] Not a directory"):
         write_files(tmp_path / "f", {"a": b""})

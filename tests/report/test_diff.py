@@ -147,6 +147,6 @@ def test_out_writes_json_and_markdown(tmp_path):
     out = tmp_path / "diff"
     res = invoke("diff", DEADLOCK, "-p", "gang", "-p", "pod", "--out", str(out), "--format", "json")
     assert res.exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["diff.json", "diff.md"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["diff.json", "diff.md"]
     assert (out / "diff.json").read_bytes() == res.stdout_bytes
     assert (out / "diff.md").read_text().startswith("## gangsim diff:")

@@ -27,7 +27,7 @@ def test_run_plot_writes_pngs_and_html_beside_the_tables(tmp_path):
     out = tmp_path / "run"
     res = invoke("run", DEADLOCK, "--policy", "pod", "--out", str(out), "--plot", "--format", "json")
     assert res.exit_code == 0, res.stderr
-    names = {p.name for p in out.iterdir()}
+    names = {p.name for p in out.iterdir() if not p.name.startswith(".")}
     assert {"gpu_state.png", "gang_wait_cdf.png", "victims.png", "report.html", "summary.json", "timeline.parquet"} <= names
     for name in ("gpu_state.png", "gang_wait_cdf.png", "victims.png"):
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
@@ -59,7 +59,7 @@ def test_diff_plot_overlays_policies(tmp_path):
     trace = str(ROOT / "traces" / "victims-in-vain.yaml")
     res = invoke("diff", trace, "-p", "permit", "-p", "gang", "--out", str(out), "--plot", "--format", "json")
     assert res.exit_code == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["diff.json", "diff.md", "gang_wait_cdf.png", "gpu_state.png", "report.html", "victims.png"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["diff.json", "diff.md", "gang_wait_cdf.png", "gpu_state.png", "report.html", "victims.png"]
     pixels = open_png(out / "gpu_state.png")
     assert pixels.shape[0] > 500  # one panel per policy
     data = extract_data((out / "report.html").read_bytes())
@@ -82,7 +82,7 @@ def test_plan_plot(tmp_path):
     res = invoke("plan", DEADLOCK, "--pool", "gpu", "--range", "28..34", "--target", "gangs.wait_p95_s <= 600", "-j", "1",
                  "--out", str(out), "--plot")
     assert res.exit_code == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["plan.json", "plan.md", "plan_gpu.png", "report.html"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["plan.json", "plan.md", "plan_gpu.png", "report.html"]
     open_png(out / "plan_gpu.png")
     data = extract_data((out / "report.html").read_text())
     (series,) = data["series"]

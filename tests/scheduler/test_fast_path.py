@@ -32,7 +32,7 @@ def report_bytes(trace, policy: str, tmp_path: Path, name: str, **changes) -> di
     config = trace.config.with_changes(**changes) if changes else trace.config
     out = tmp_path / name
     write_report(build_report(replay(trace, policy, config=config)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
 
 
 @pytest.mark.parametrize("policy", ["gang", "permit", "pod"])
