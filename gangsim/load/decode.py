@@ -160,7 +160,10 @@ class Decoder:
         and their durations: decode each distinct (spec, labels) once, then set those two."""
         raw = spec_obj.d
         shape = {k: v for k, v in raw.items() if k != "schedulingGroup"} if "schedulingGroup" in raw else raw
-        key = orjson.dumps((shape, labels), option=orjson.OPT_SORT_KEYS, default=str)
+        try:
+            key = orjson.dumps((shape, labels), option=orjson.OPT_SORT_KEYS, default=str)
+        except TypeError:  # a value orjson cannot encode (an integer beyond 64 bits): the decoder names it
+            return decode_pod_spec(spec_obj, labels=labels, times=times, priorities=self.priorities)
         spec = self._specs.get(key)
         if spec is None:
             spec = decode_pod_spec(spec_obj, labels=labels, times=times, priorities=self.priorities)

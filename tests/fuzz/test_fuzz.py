@@ -24,7 +24,6 @@ EXAMPLES = 150  # per family: 300 cases in all, ~0.1 s each
 # (family, seed) -> the known failure class (the name of its xfail test below); found on this
 # suite's own seeds, not yet fixed when the fuzzer was added (issue 17 items 1 and 3)
 KNOWN: dict[tuple[str, int], str] = {
-    ("loader", 3676): "test_known_priority_class_name_beyond_64_bits_exits_3",
     ("loader", 128986641): "test_known_unsupported_kind_error_line_over_300_characters",
     ("importers", 105): "test_known_openb_unexpected_header_error_line_over_300_characters",
     ("importers", 1251): "test_known_openb_unexpected_header_error_line_over_300_characters",
@@ -62,9 +61,16 @@ def _known_class_holds(sandbox, name: str) -> None:
     assert not reports, "\n".join(reports)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: validate of a Job whose priorityClassName is 10**30 exits 3 (load/decode.py _pod_spec: TypeError: Integer exceeds 64-bit range)")
-def test_known_priority_class_name_beyond_64_bits_exits_3(sandbox):
-    _known_class_holds(sandbox, "test_known_priority_class_name_beyond_64_bits_exits_3")
+@pytest.mark.parametrize(
+    ("family", "seed"),
+    [
+        pytest.param("loader", 3676, id="priorityClassName-beyond-64-bits"),  # was exit 3: orjson TypeError in the spec cache key
+        pytest.param("importers", 392, id="kubectl-kind-nested-in-a-list"),  # was exit 3: unhashable kind
+    ],
+)
+def test_fixed_classes_stay_fixed(sandbox, family, seed):
+    outcome = sandbox.run(seed, family)
+    assert outcome.failure is None, outcome.report()
 
 
 @pytest.mark.xfail(strict=True, reason='issue 17: "kind: Unsupported value: …: supported values: …" lists every kind, 312 characters with a long name')

@@ -280,7 +280,7 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
     skipped: dict[str, int] = {}
     for doc in _documents(sources):
         kind = doc.data.get("kind")
-        if kind in by_kind:
+        if isinstance(kind, str) and kind in by_kind:
             by_kind[kind].append(doc)
         else:
             skipped[str(kind)] = skipped.get(str(kind), 0) + 1
