@@ -188,8 +188,9 @@ class Sandbox:
     def __init__(self, time_limit: float = TIME_LIMIT_S, memory_limit: int | None = MEMORY_LIMIT):
         self.time_limit = time_limit
         self.memory_limit = memory_limit
-        # fork: cheap, and no re-import of the parent's __main__ (a pytest worker, a script)
-        self.ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        # spawn, not fork: a pytest worker that has already run Polars (or numpy's BLAS) has
+        # thread pools, and a forked child can deadlock on their locks (every case then "hangs")
+        self.ctx = mp.get_context("spawn")
         self.proc = None
         self.conn = None
 
