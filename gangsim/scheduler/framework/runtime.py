@@ -129,7 +129,6 @@ class Framework(Handle):
     ) -> None:
         self.args = args
         self.profile = args.profile
-        self._services = services
         self._group_algorithm = group_algorithm
         # the Handle's shared parts
         self.cluster: ClusterAPI = services.cluster
@@ -277,10 +276,11 @@ class Framework(Handle):
                 return int(c), j
         return 0, -1
 
-    def _static_codes(self, pod: PodInfo, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _static_codes(self, pod: PodInfo, rows: np.ndarray, state: CycleState | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Codes and failing plugin index of the leading node-static filters over ``rows``."""
         codes = np.zeros(len(rows), dtype=np.int8)
         plugin = np.full(len(rows), -1, dtype=np.int8)
-        self._apply(0, self.n_static, CycleState(), pod, rows, codes, plugin)
+        self._apply(0, self.n_static, state or CycleState(), pod, rows, codes, plugin)
         return codes, plugin
 
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -294,9 +294,7 @@ class Framework(Handle):
             s_codes, s_plugin = self.static_cache.codes(pod)
             codes, plugin = s_codes[rows], s_plugin[rows]
         else:
-            codes = np.zeros(len(rows), dtype=np.int8)
-            plugin = np.full(len(rows), -1, dtype=np.int8)
-            self._apply(0, self.n_static, state, pod, rows, codes, plugin)
+            codes, plugin = self._static_codes(pod, rows, state)
         self._apply(self.n_static, len(self.filter_plugins), state, pod, rows, codes, plugin)
         if nominated:
             self._filter_with_nominated(state, pod, rows, codes, plugin)
