@@ -33,12 +33,12 @@ WARNING_CASES = [
         docs(NODE, priority_class("low", 100), priority_class("high", 1000), pg("pg", 2, spec="priorityClassName: low"),
              job("j", 2, spec="priorityClassName: high")),
         [
-            ('priority-mismatch', 'Job ml/j', "its pods' priority 1000 (class high) differs from PodGroup ml/pg's priority 100 (class low): every cycle of the group fails with SchedulerError: all pods in a single pod group should match the priority of the pod group, got: 1000 and 100; give pods and PodGroup the same priority value"),
+            ('priority-mismatch', 'Job ml/j', "its pods' priority 1000 (class high) differs from PodGroup ml/pg's priority 100 (class low): every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 1000 (\"j-0\") and 100 (\"ml/pg\"); give pods and PodGroup the same priority value"),
         ], id="priority-mismatch-job"),  # fmt: skip
     pytest.param(
         docs(NODE, pg("pg", 2, spec="priority: 7"), pod("a"), pod("b")),
         [
-            ('priority-mismatch', 'Pod ml/a', "priority 0 differs from PodGroup ml/pg's priority 7 (and 1 more pod like it): every cycle of the group fails with SchedulerError: all pods in a single pod group should match the priority of the pod group, got: 0 and 7; give pods and PodGroup the same priority value"),
+            ('priority-mismatch', 'Pod ml/a', "priority 0 differs from PodGroup ml/pg's priority 7 (and 1 more pod like it): every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 0 (\"a\") and 7 (\"ml/pg\"); give pods and PodGroup the same priority value"),
         ], id="priority-mismatch-pods-folded"),
     pytest.param(
         docs(NODE, priority_class("a", 100), priority_class("b", 100), pg("pg", 2, spec="priorityClassName: a"),
@@ -48,10 +48,10 @@ WARNING_CASES = [
         docs(NODE, priority_class("never", 100, "preemptionPolicy: Never\n"), pg("pg", 2, spec="priority: 100"),
              job("j", 2, spec="priorityClassName: never")),
         [
-            ('preemption-policy-mismatch', 'Job ml/j', "preemptionPolicy Never differs from PodGroup ml/pg's PreemptLowerPriority: every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got Never (j-0) and PreemptLowerPriority (ml/pg); use the same preemptionPolicy (or PriorityClass) for pods and PodGroup"),
+            ('preemption-policy-mismatch', 'Job ml/j', "preemptionPolicy Never differs from PodGroup ml/pg's PreemptLowerPriority: every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got Never (\"j-0\") and PreemptLowerPriority (\"ml/pg\"); use the same preemptionPolicy (or PriorityClass) for pods and PodGroup"),
         ], id="preemption-policy-mismatch"),  # fmt: skip
     pytest.param(docs(NODE, pg("pg", 2), pod("a"), pod("b", spec="schedulerName: batch")), [
-            ('mixed-scheduler-name', 'PodGroup ml/pg', 'its pods use schedulerName "default-scheduler" (Pod ml/a) and "batch" (Pod ml/b): every cycle of the group fails with SchedulerError: all pods in a single pod group should have the same .spec.schedulerName set, got: "default-scheduler" and "batch"; use one scheduler for the whole group'),
+            ('mixed-scheduler-name', 'PodGroup ml/pg', 'its pods use schedulerName "default-scheduler" (Pod ml/a) and "batch" (Pod ml/b): every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "batch" ("b") and "default-scheduler" ("a"); use one scheduler for the whole group'),
         ], CONFIG, id="mixed-scheduler-name"),
     pytest.param(docs(NODE, pod("a", None, spec="schedulerName: my-sched"), pod("b", None, spec="schedulerName: my-sched")), [
             ('unknown-scheduler', 'Pod ml/a', 'schedulerName "my-sched" (and 1 more pod like it) has no profile in the KubeSchedulerConfiguration (profiles: "default-scheduler"): the pod is never scheduled and counts for no gang; add a profile or fix the name'),
