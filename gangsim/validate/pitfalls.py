@@ -28,6 +28,7 @@ from gangsim.api.objects import (
 from gangsim.api.quantity import format_amount
 from gangsim.api.trace import Op, Trace
 from gangsim.errors import go_quote
+from gangsim.validate.capacity import check as check_capacity
 from gangsim.validate.findings import Findings
 from gangsim.validate.load_errors import Broken
 
@@ -205,6 +206,7 @@ class Pitfalls:
         self.monotonic_condition()
         self.jobs_without_group()
         self.gated()
+        check_capacity(self)
 
     # -- helpers --------------------------------------------------------------------------------
 

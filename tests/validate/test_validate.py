@@ -61,6 +61,7 @@ WARNING_CASES = [
         docs(NODE, pg("pg", 2), pod("a", gpu=8, spec="nodeSelector: {gpu: a100}"), pod("b", gpu=2)),
         [
             ('heterogeneous-group', 'PodGroup ml/pg', "its pods differ in requests or node constraints (2 shapes, e.g. Pod ml/a: nvidia.com/gpu: 8; nodeSelector gpu=a100 / Pod ml/b: nvidia.com/gpu: 2): the group's single greedy pass may miss a placement that exists; let the depended-on (hardest to place) pods go first: the cycle orders pods by priority, then creation time, and pod priorities must equal the PodGroup's, so create them first"),
+            ('pod-fits-no-node', 'Pod ml/a', 'is ruled out of every node (1 node by nodeSelector/affinity): no node can ever hold one'),
         ], id="heterogeneous-group"),
     pytest.param(
         docs(NODE, pg("pg", 2), pod("a", labels="{app: a}"),
@@ -136,6 +137,7 @@ WARNING_CASES = [
         ], id="podgroup-before-workload"),
     pytest.param(docs(NODE, pg("pg", 300), job("j", 300, interval="1s")), [
             ('large-gang', 'PodGroup ml/pg', 'a gang of 300 pods starts only once all of them are created, observed and placed (its pods are created over 4m59s): pod start-up SLOs need re-defining for gangs over 256 pods'),
+            ('gang-never-fits', 'PodGroup ml/pg', 'needs minCount 300 pods of 1 nvidia.com/gpu; even with the cluster empty at most 8 fit (1 node holds up to 8 each, bounded by nvidia.com/gpu); 300 needed: the gang can never start'),
         ], id="large-gang"),
     pytest.param(docs(NODE, job("j", 8, None)), [
             ('job-without-podgroup', 'Job ml/j', 'parallelism 8 but no PodGroup: its pods are scheduled one by one under every policy, and partial jobs hold GPUs idle until the rendezvous timeout; add a PodGroup with gang.minCount: 8 and set spec.template.spec.schedulingGroup.podGroupName'),
@@ -150,6 +152,19 @@ WARNING_CASES = [
     pytest.param(docs(NODE, job("j", 1, None).replace("parallelism: 1", "parallelism: 1\n  completions: 3")), [
             ('loader-note', 'Job ml/j', 'spec.completions (3) differs from spec.parallelism (1); gangsim runs parallelism pods and ignores completions'),
         ], id="loader-note"),
+    # capacity on the empty cluster (issue 13): one 8-GPU node
+    pytest.param(docs(NODE, pg("pg", 2), job("j", 2, gpu=8)), [
+            ('gang-never-fits', 'PodGroup ml/pg', 'needs minCount 2 pods of 8 nvidia.com/gpu; even with the cluster empty at most 1 fit (1 node holds up to 1 each, bounded by nvidia.com/gpu); 2 needed: the gang can never start'),
+        ], id="gang-never-fits"),
+    pytest.param(docs(NODE, pod("a", None, gpu=16)), [
+            ('pod-fits-no-node', 'Pod ml/a', 'requests 16 nvidia.com/gpu (the most any node has is 8, n1): no node can ever hold one'),
+        ], id="pod-fits-no-node"),
+    pytest.param(docs(pod("a", None)), [
+            ('no-nodes', 'Pod ml/a', 'the trace creates no Node or NodePool: no pod can ever be scheduled'),
+        ], id="no-nodes"),
+    pytest.param(docs(NODE.replace("status:", "spec: {taints: [{key: k, value: v, effect: NoSchedule}]}\nstatus:"), pg("pg", 1), job("j", 1)), [
+            ('pod-fits-no-node', 'Job ml/j', 'its pods are ruled out of every node (1 node by taints): no node can ever hold one'),
+        ], id="pod-fits-no-node-taints"),
 ]
 
 
