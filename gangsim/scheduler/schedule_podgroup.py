@@ -193,7 +193,14 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     fw = h.framework_for(pods[0].spec.scheduler_name)
     assert fw is not None  # validate checked the profile
     scheduled0 = st.scheduled_count()
-    result = run_algorithm(fw, st, pods)
+    rec = fw.recorder
+    if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
+        rec.active = True
+    try:
+        result = run_algorithm(fw, st, pods)
+    finally:
+        if rec is not None:
+            rec.active = False
     status = result.status
     if status is None:
         partial = partial_success_preemption(h, fw, st, pods, result, scheduled0)
