@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         trace = pipeline.load([str(t) for t in traces], config_path=config)
         doc = build_explanation(trace, policy.value, kind, name, at_ms=duration_option(at), seed=seed, horizon_ms=duration_option(horizon))
         if plot is not None:
-            from gangsim.report.timeline import explain_figure
+            from gangsim.report.figures import explain_figure
 
             plot.write_bytes(explain_figure(doc))
         if fmt is OutputFormat.json:
