@@ -207,3 +207,24 @@ def test_exported_members():
     )
     assert all(hasattr(report, name) for name in report.__all__)
     assert report.TABLE_NAMES == ("gangs", "pods", "victims", "timeline", "events")
+
+
+def test_waiting_reason_prefers_a_pods_own_fit_error_then_the_earliest():
+    """report/waiting.py: only Pending/Stalled gangs; among pending pods, a FitError wins over a
+    group status even when created later; otherwise the earliest-created pending pod's reason."""
+    from gangsim.report.waiting import short_reason, waiting_reasons
+
+    log = make_log()
+    group = "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
+    fit = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: not eligible due to workload aware preemption enabled"
+    log.gangs += [gang("ns/a"), gang("ns/b"), gang("ns/c", started_ms=5, state=GangState.RUNNING)]
+    log.pods += [
+        pod("ns/a-0", gang="ns/a", created_ms=0, waiting_reason=group),
+        pod("ns/a-1", gang="ns/a", created_ms=9, waiting_reason=fit),
+        pod("ns/b-1", gang="ns/b", created_ms=3, waiting_reason="waiting for minCount pods from a gang to appear in scheduling queue"),
+        pod("ns/b-0", gang="ns/b", created_ms=3, waiting_reason=group),
+        pod("ns/c-0", gang="ns/c", created_ms=0, waiting_reason=fit),
+    ]
+    assert waiting_reasons(log) == {"ns/a": fit, "ns/b": group}
+    assert short_reason(fit) == "0/3: 3 Insufficient nvidia.com/gpu"
+    assert short_reason(group) == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
