@@ -125,7 +125,7 @@ def _history(log: EventLog, gang: GangRecord | None, pods: list[PodRecord], rec:
         "started_s": _s(gang.started_ms if gang else pods[-1].bound_ms),
         "finished_s": _s(gang.finished_ms) if gang else _s(pods[-1].ended_ms),
         "state": str(gang.state) if gang else ("Bound" if pods[-1].bound_ms is not None else "Pending"),
-        "attempts": [_attempt_summary(c, atts) for c, atts in _cycles(rec).items()],
+        "attempts": [_attempt_summary(c, atts, _status_at(log, gang, atts[0].t_ms)) for c, atts in _cycles(rec).items()],
         "events": events,
         "victims_triggered": [victim(v) for v in triggered],
         "victims_suffered": [victim(v) for v in suffered],
@@ -139,7 +139,22 @@ def _cycles(rec: AttemptRecorder) -> dict[int, list[PodAttempt]]:
     return out
 
 
-def _attempt_summary(cycle: int, atts: list[PodAttempt]) -> dict:
+def _status_at(log: EventLog, gang: GangRecord | None, t_ms: int) -> str:
+    """The PodGroup's status after the attempt at ``t_ms``: its condition events are logged on
+    change only, so the latest one at or before ``t_ms`` (PlacementFeasible's verdict with
+    workload-aware preemption's appended; "Scheduled" once it was)."""
+    if gang is None or gang.kind != "PodGroup":
+        return ""
+    status = ""
+    for t, k, o, r, m in zip(log.ev_t_ms, log.ev_kind, log.ev_object, log.ev_reason, log.ev_message):
+        if t > t_ms:
+            break
+        if k == "PodGroup" and o == gang.gang and r in (EventReason.UNSCHEDULABLE, EventReason.SCHEDULER_ERROR, "Scheduled"):
+            status = m or r
+    return status
+
+
+def _attempt_summary(cycle: int, atts: list[PodAttempt], group_status: str) -> dict:
     placed = [a for a in atts if a.node]
     failed = [a for a in atts if not a.node]
     return {
@@ -149,6 +164,7 @@ def _attempt_summary(cycle: int, atts: list[PodAttempt]) -> dict:
         "placed": len(placed),
         "unplaced": len(failed),
         "first_fit_error": failed[0].fit_error if failed else "",
+        "group_status": group_status,
     }
 
 

@@ -18,7 +18,7 @@ def _runs(attempts: list[dict]) -> list[list[dict]]:
     """Consecutive attempts with the same outcome, one row each (the JSON keeps every attempt)."""
     runs: list[list[dict]] = []
     for a in attempts:
-        same = ("evaluated", "placed", "unplaced", "first_fit_error")
+        same = ("evaluated", "placed", "unplaced", "first_fit_error", "group_status")
         if runs and all(runs[-1][-1][k] == a[k] for k in same):
             runs[-1].append(a)
         else:
@@ -37,11 +37,11 @@ def render_markdown(doc: dict) -> str:
     out += [f"- [{'x' if c['ok'] else ' '}] {c['check']}: {c['detail']}" for c in doc["checks"]]
     out += ["", "## History", "", f"arrived {_t(hist['arrival_s'])}, started {_t(hist['started_s'])}, finished {_t(hist['finished_s'])}, state {hist['state']}", ""]
     if hist["attempts"]:
-        out += ["| attempts | t | evaluated | placed | unplaced | first FitError |", "|---:|---:|---:|---:|---:|---|"]
+        out += ["| attempts | t | evaluated | placed | unplaced | first FitError | group status |", "|---:|---:|---:|---:|---:|---|---|"]
         for run in _runs(hist["attempts"]):
             a, b = run[0], run[-1]
             when = _t(a["t_s"]) if len(run) == 1 else f"{_t(a['t_s'])} – {_t(b['t_s'])}"
-            out.append(f"| {len(run)} | {when} | {a['evaluated']} | {a['placed']} | {a['unplaced']} | {a['first_fit_error'] or '-'} |")
+            out.append(f"| {len(run)} | {when} | {a['evaluated']} | {a['placed']} | {a['unplaced']} | {a['first_fit_error'] or '-'} | {a['group_status'] or '-'} |")
         out.append("")
     if hist["events"]:
         out += ["| t | object | reason | node | message |", "|---:|---|---|---|---|"]

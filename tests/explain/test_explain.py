@@ -23,7 +23,7 @@ SCHEMA = {
     "spec": {"kind", "min_count", "podgroup_policy", "disruption_mode", "priority", "priority_class", "scheduler_name", "workload", "requests", "pods"},
     "check": {"check", "ok", "detail"},
     "history": {"arrival_s", "started_s", "finished_s", "state", "attempts", "events", "victims_triggered", "victims_suffered"},
-    "attempt_summary": {"cycle", "t_s", "evaluated", "placed", "unplaced", "first_fit_error"},
+    "attempt_summary": {"cycle", "t_s", "evaluated", "placed", "unplaced", "first_fit_error", "group_status"},
     "event": {"t_s", "object", "reason", "node", "message"},
     "victim": {"t_s", "victim", "victim_gang", "priority", "node", "preemptor", "in_vain", "lost_gpu_s"},
     "attempt_failed": {"t_s", "cycle", "num_nodes", "placed", "failed_pod", "fit_error", "filter", "closest_nodes", "scores"},
@@ -51,6 +51,10 @@ def test_stuck_gang_names_the_shortfall_in_resources_and_nodes():
     assert all(c["ok"] for c in doc["checks"])
     # every attempt: 4 pods evaluated, 3 placed, 1 not
     assert {(a["evaluated"], a["placed"], a["unplaced"]) for a in doc["history"]["attempts"]} == {(4, 3, 1)}
+    # the group's status after each attempt: PlacementFeasible's verdict, preemption's appended
+    assert {a["group_status"] for a in doc["history"]["attempts"]} == {
+        "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
+    }
 
 
 def test_victims_in_vain_under_permit_lists_them():
