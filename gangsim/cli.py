@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 import gangsim.commands.compare  # noqa: F401 - registers its commands below
+import gangsim.commands.explain  # noqa: F401
 import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
 from gangsim.commands.common import duration_option, stdout_console, user_errors
@@ -131,6 +132,7 @@ def version() -> None:
 
 commands.compare.register(app)  # diff, plan, sweep
 commands.traces.register(app)  # import, generate
+commands.explain.register(app)
 
 
 # Typer bundles its own click in recent versions; find its ClickException without importing click.

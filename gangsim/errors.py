@@ -63,6 +63,12 @@ class FieldError:
         return f"{self.field}: {self.type}"
 
 
+def go_quote(s: str) -> str:
+    """Go's ``%q`` of a string (``strconv.Quote``) for the printable ASCII names gangsim accepts,
+    as upstream messages print names."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _render_value(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     if isinstance(value, str):
         return f'"{cut(value, limit)}"'

@@ -66,6 +66,8 @@ PACKAGE_RULES: dict[str, set[str]] = {
     "validate": {"api", "errors", "load"},
     "whatif": {"api", "errors", "eventlog", "load", "report", "pipeline", ""},
     "pipeline": {"api", "errors", "eventlog", "load", "report", "sim", "scheduler"},
+    # gangsim explain: above sim and report (it replays with a recorder), below the commands
+    "explain": {"api", "errors", "eventlog", "report", "scheduler", "sim", "validate"},
 }
 
 

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+
+LABEL_VALUE_MAX = 63
+LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")  # validation.IsValidLabelValue
+
+
+def is_label_value(value: str) -> bool:
+    """``validation.IsValidLabelValue`` (apimachinery): at most 63 characters of the label regex."""
+    return len(value) <= LABEL_VALUE_MAX and LABEL_VALUE_RE.match(value) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +67,23 @@ class NodeSelectorTerm:
     match_fields: tuple[Requirement, ...] = ()  # only metadata.name is valid
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        """A term with no requirements matches nothing (``nodeaffinity`` semantics)."""
+        """A term with no requirements matches nothing (``nodeaffinity`` semantics); so does a
+        term whose selector does not parse (``nodeSelectorRequirementsAsSelector`` in
+        component-helpers nodeaffinity: ``labels.NewRequirement`` rejects an In/NotIn value that
+        is not a valid label value, and the term's parse error makes it match no node)."""
         if not self.match_expressions and not self.match_fields:
+            return False
+        if not _parses(self):
             return False
         if not all(r.matches(labels) for r in self.match_expressions):
             return False
         fields = {"metadata.name": node_name}
         return all(r.matches(fields) for r in self.match_fields)
+
+
+@lru_cache(maxsize=4096)
+def _parses(term: NodeSelectorTerm) -> bool:
+    return all(is_label_value(v) for r in term.match_expressions if r.operator in ("In", "NotIn") for v in r.values)
 
 
 def node_selector_matches(terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], node_name: str) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterator, Mapping
 import orjson
 
 from gangsim.api.quantity import MAX_INT64
+from gangsim.api.selectors import LABEL_VALUE_RE
 from gangsim.errors import FieldError, InputError, cut, invalid, required, unsupported
 
 DNS1123_LABEL_MAX = 63
@@ -22,7 +23,6 @@ DNS1123_SUBDOMAIN_MAX = 253
 _LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
@@ -254,7 +254,7 @@ class Obj:
                 raise sub.error(k, invalid(path, shown(v), "label values must be strings (quote it in YAML)"))
             if len(v) > DNS1123_LABEL_MAX:
                 raise sub.error(k, invalid(path, v, f"must be no more than {DNS1123_LABEL_MAX} characters"))
-            if not _LABEL_VALUE_RE.match(v):
+            if not LABEL_VALUE_RE.match(v):
                 raise sub.error(k, invalid(path, v, _LABEL_VALUE_MSG))
             out[k] = v
         return out

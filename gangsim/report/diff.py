@@ -447,6 +447,7 @@ class GangChange:
     waits: tuple[float | None, ...]  # wait_s per label; None: never started
     deltas: tuple[float | None, ...]  # per non-baseline label; None when either never started
     tones: tuple[str, ...]
+    reasons: tuple[str, ...] = ()  # gangs.waiting_reason per label ("" where it is not pending)
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,9 +472,11 @@ def gang_changes(labels: Sequence[str], gangs: Sequence[pl.DataFrame], top: int)
     """Gangs whose wait differs from the baseline's, most changed first (a gang that started
     under one run and never under another counts as the largest change); ties by gang name."""
     waits: dict[str, list[float | None]] = {}
+    why: dict[str, list[str]] = {}
     for i, frame in enumerate(gangs):
-        for gang, wait in frame.select("gang", "wait_s").iter_rows():
+        for gang, wait, reason in frame.select("gang", "wait_s", "waiting_reason").iter_rows():
             waits.setdefault(gang, [None] * len(gangs))[i] = wait
+            why.setdefault(gang, [""] * len(gangs))[i] = reason
     changes: list[tuple[float, str, GangChange]] = []
     for gang, row in waits.items():
         base = row[0]
@@ -494,7 +497,7 @@ def gang_changes(labels: Sequence[str], gangs: Sequence[pl.DataFrame], top: int)
                 tones.append(tone("gangs.wait_s", d))
                 size = max(size, abs(d))
         if size > 0:
-            changes.append((size, gang, GangChange(gang, tuple(row), tuple(deltas), tuple(tones))))
+            changes.append((size, gang, GangChange(gang, tuple(row), tuple(deltas), tuple(tones), tuple(why[gang]))))
     changes.sort(key=lambda c: (-c[0], c[1]))
     return tuple(c for _, _, c in changes[: max(top, 0)])
 

@@ -11,6 +11,9 @@ the planner); this module only draws. The rest of ``report/`` never imports matp
   panel per policy;
 - ``gang_wait_cdf.png`` — the CDF of gang wait, one line per policy;
 - ``victims.png`` — cumulative preemption victims (solid) and victims in vain (dashed);
+- ``gang_timeline.png`` — a Gantt chart of the gangs by arrival (waiting / partially running /
+  running, preemptions of their pods), the longest waits labelled (``gangsim.report.timeline``);
+  ``gangsim explain --plot`` draws one gang's with its attempts and victims (:func:`explain_figure`);
 - ``plan_<pool>.png`` — each target metric against the pool's node count;
 - ``report.html`` — the tables, the figures (base64) and the data as JSON.
 
@@ -33,9 +36,14 @@ if TYPE_CHECKING:
     from gangsim.report import Report
     from gangsim.report.render_plan import PlannedPool
 
-__all__ = ["PLOT_FILES", "plan_figure", "plan_files", "report_files", "require_matplotlib"]
+__all__ = ["PLOT_FILES", "explain_figure", "plan_figure", "plan_files", "report_files", "require_matplotlib"]
 
-PLOT_FILES = ("gpu_state.png", "gang_wait_cdf.png", "victims.png", "report.html")
+PLOT_FILES = ("gpu_state.png", "gang_wait_cdf.png", "victims.png", "gang_timeline.png", "report.html")
+PHASE_STYLE = {  # gang timeline phase → (legend, colour)
+    "waiting": ("waiting", "#f9a825"),
+    "partial": ("partially running (some pods bound)", "#ef6c00"),
+    "running": ("running", "#2e7d32"),
+}
 INSTALL_HINT = "pip install 'gangsim[plot]'"
 
 STATE_STYLE = {  # series → (legend, colour)
@@ -167,6 +175,93 @@ def victims_png(trace: str, series: dict[str, dict[str, list]]) -> bytes:
     return _png(fig)
 
 
+def _phases(ax: Any, y: float, row: dict, height: float = 0.7) -> None:
+    for phase, (_, colour) in PHASE_STYLE.items():
+        span = row.get(phase)
+        if span is not None and span[1] > span[0]:
+            ax.broken_barh([(span[0], span[1] - span[0])], (y - height / 2, height), color=colour, linewidth=0)
+    if row["preempted"]:
+        ax.scatter(row["preempted"], [y] * len(row["preempted"]), marker="x", color="#c62828", s=28, zorder=3, linewidths=1.5)
+
+
+def _phase_legend(fig: Any, extra: Sequence[Any] = ()) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=c, label=name) for name, c in PHASE_STYLE.values()]
+    handles.append(Line2D([], [], marker="x", color="#c62828", linestyle="", label="pods preempted"))
+    fig.legend(handles=handles + list(extra), loc="outside lower center", ncols=4, fontsize=9, frameon=False)
+
+
+def gang_timeline_png(trace: str, series: dict[str, dict]) -> bytes:
+    """Gantt chart per policy: one row per gang by arrival, its phases, preemptions of its pods
+    and the longest waits labelled."""
+    labels = list(series)
+    n = max([1] + [s["shown"] for s in series.values()])
+    fig = _figure(10, max(3.2, 1.4 + len(labels) * (0.6 + 0.22 * n)))
+    axes = fig.subplots(len(labels), 1, sharex=True, squeeze=False)[:, 0]
+    fig.suptitle(f"Gang timeline — {trace}", fontsize=13)
+    for ax, label in zip(axes, labels, strict=True):
+        s = series[label]
+        rows = s["rows"]
+        for i, row in enumerate(rows):
+            _phases(ax, i, row)
+            if row["label"]:
+                ax.annotate(row["label"], (row["waiting"][1], i), xytext=(4, 0), textcoords="offset points", va="center", fontsize=8, color="#444")
+        ax.set_yticks(range(len(rows)), [r["gang"] for r in rows], fontsize=8)
+        ax.set_ylim(len(rows) - 0.5 if rows else 0.5, -0.5)
+        ax.set_xlim(0, max(s["horizon_h"], 1e-6))
+        more = f" (first {s['shown']} of {s['gangs']} gangs by arrival)" if s["shown"] < s["gangs"] else ""
+        ax.set_title(f"policy {label}{more}", loc="left", fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        if not rows:
+            ax.text(0.5, 0.5, "no gangs", transform=ax.transAxes, ha="center", va="center", color="#666")
+    axes[-1].set_xlabel("simulated time (hours)")
+    _phase_legend(fig)
+    return _png(fig)
+
+
+def explain_figure(doc: dict) -> bytes:
+    """``gangsim explain --plot``: the one gang's phases, its scheduling attempts (ticks: placed
+    all / some / none) and the victims it triggered (triangles; hollow: in vain)."""
+    from matplotlib.lines import Line2D
+
+    require_matplotlib()
+    h = doc["history"]
+    horizon_h = max([h["finished_s"] or 0, h["started_s"] or 0] + [a["t_s"] for a in h["attempts"]] + [e["t_s"] for e in h["events"]]) / 3600 or 1e-6
+    start, end = h["started_s"], h["finished_s"]
+    arrival = h["arrival_s"]
+    row = {
+        "waiting": [arrival / 3600, (start if start is not None else horizon_h * 3600) / 3600],
+        "partial": None,
+        "running": [start / 3600, (end if end is not None else horizon_h * 3600) / 3600] if start is not None else None,
+        "preempted": [v["t_s"] / 3600 for v in h["victims_suffered"]],
+    }
+    fig = _figure(10, 3.4)
+    ax = fig.subplots()
+    _phases(ax, 1, row)
+    colours = {True: "#2e7d32", False: "#c62828"}
+    for a in h["attempts"]:
+        ax.plot([a["t_s"] / 3600] * 2, [0.15, 0.45], color=colours[a["unplaced"] == 0], linewidth=1)
+    victims = h["victims_triggered"]
+    if victims:
+        ax.scatter([v["t_s"] / 3600 for v in victims], [-0.25] * len(victims), marker="v", s=40,
+                   facecolors=["none" if v["in_vain"] else "#6a1b9a" for v in victims], edgecolors="#6a1b9a", zorder=3)  # fmt: skip
+    ax.set_yticks([1, 0.3, -0.25], [doc["target"]["name"], "attempts", "victims"], fontsize=9)
+    ax.set_ylim(-0.7, 1.6)
+    ax.set_xlim(0, horizon_h)
+    ax.set_xlabel("simulated time (hours)")
+    ax.set_title(f"{doc['target']['kind']} {doc['target']['name']} — {doc['trace']} (policy {doc['policy']})", loc="left", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    extra = [
+        Line2D([], [], color="#2e7d32", label="attempt: every pod placed"),
+        Line2D([], [], color="#c62828", label="attempt: some pod unplaced"),
+        Line2D([], [], marker="v", color="#6a1b9a", linestyle="", label="victim (hollow: in vain)"),
+    ]
+    _phase_legend(fig, extra)
+    return _png(fig)
+
+
 def report_files(kind: str, labels: Sequence[str], reports: Sequence[Report], tables: Sequence[Block], title: str) -> dict[str, bytes]:
     """The PNGs and ``report.html`` of a run (``kind="run"``) or a diff (``kind="diff"``)."""
     require_matplotlib()
@@ -177,6 +272,7 @@ def report_files(kind: str, labels: Sequence[str], reports: Sequence[Report], ta
         "gpu_state.png": (gpu_state_png(trace, series["gpu_state"]), "GPU state over time: busy, stranded, free while pending, free"),
         "gang_wait_cdf.png": (gang_wait_cdf_png(trace, series["gang_wait_cdf"]), "CDF of gang wait"),
         "victims.png": (victims_png(trace, series["victims"]), "Preemption victims over time"),
+        "gang_timeline.png": (gang_timeline_png(trace, series["gang_timeline"]), "Gang timeline: waiting, partially running, running, preempted"),
     }
     blocks: list[Block] = list(tables)
     blocks.append(Heading("Figures"))

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from gangsim.report.timeline import gang_timeline_series
+
 if TYPE_CHECKING:
     from gangsim.report import Report
 
@@ -108,5 +110,6 @@ def plots_data(kind: str, labels: Sequence[str], reports: Sequence[Report]) -> d
             "gpu_state": {label: gpu_state_series(r) for label, r in zip(labels, reports, strict=True)},
             "gang_wait_cdf": {label: wait_cdf_series(r) for label, r in zip(labels, reports, strict=True)},
             "victims": {label: victims_series(r) for label, r in zip(labels, reports, strict=True)},
+            "gang_timeline": {label: gang_timeline_series(r) for label, r in zip(labels, reports, strict=True)},
         },
     }

@@ -28,6 +28,7 @@ from gangsim.report.diff import Diff
 from gangsim.report.render_markdown import md_cell
 from gangsim.report.render_rich import new_table
 from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number
+from gangsim.report.waiting import short_reason
 
 __all__ = [
     "ToneGrid",
@@ -135,8 +136,8 @@ def diff_metrics_grid(diff: Diff) -> ToneGrid:
 def gang_changes_grid(diff: Diff) -> ToneGrid:
     """gang | wait under each label | Δ against the baseline, for the gangs that changed most."""
     others = diff.labels[1:]
-    columns = ("gang", f"wait {diff.baseline}") + tuple(c for label in others for c in (f"wait {label}", f"Δ {label}"))
-    numeric = (False,) + (True,) * (len(columns) - 1)
+    columns = ("gang", f"wait {diff.baseline}") + tuple(c for label in others for c in (f"wait {label}", f"Δ {label}")) + ("why",)
+    numeric = (False,) + (True,) * (len(columns) - 2) + (False,)
     rows, tones = [], []
     for g in diff.gangs:
         row = [g.gang, _wait(g.waits[0])]
@@ -150,6 +151,9 @@ def gang_changes_grid(diff: Diff) -> ToneGrid:
                 shown = "starts" if g.waits[0] is None else "never starts"
             row += [_wait(wait), shown]
             tone_row += [t, t]
+        # the waiting reason under each run where the gang is still pending at the end
+        row.append("; ".join(f"{label}: {short_reason(r)}" for label, r in zip(diff.labels, g.reasons, strict=True) if r))
+        tone_row.append("")
         rows.append(tuple(row))
         tones.append(tuple(tone_row))
     return ToneGrid("Gangs whose wait changed most", columns, numeric, tuple(rows), tuple(tones))
@@ -270,6 +274,7 @@ def diff_json(diff: Diff) -> dict:
             "gang": g.gang,
             "wait_s": dict(zip(diff.labels, g.waits, strict=True)),
             "delta_s": dict(zip(diff.labels[1:], g.deltas, strict=True)),
+            "waiting_reason": dict(zip(diff.labels, g.reasons, strict=True)),
         }
         for g in diff.gangs
     ]

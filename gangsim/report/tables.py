@@ -20,6 +20,7 @@ import polars as pl
 
 from gangsim.eventlog import EventLog, EventReason, GangRecord, PodRecord, VictimRecord
 from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number
+from gangsim.report.waiting import short_reason, waiting_reasons
 
 __all__ = [
     "EVENTS_SCHEMA",
@@ -67,6 +68,7 @@ GANGS_SCHEMA = pl.Schema(
         "broken": pl.Int64,
         "broken_by_preemption": pl.Int64,
         "lost_gpu_s": pl.Float64,
+        "waiting_reason": pl.String,
     }
 )
 
@@ -153,6 +155,7 @@ def _ints(values: object) -> np.ndarray:
 
 def gangs_table(log: EventLog) -> pl.DataFrame:
     policy = log.info.policy
+    why = waiting_reasons(log)
     getters: dict[str, Callable[[GangRecord], object]] = {
         "gang": lambda g: g.gang,
         "kind": lambda g: g.kind,
@@ -173,6 +176,7 @@ def gangs_table(log: EventLog) -> pl.DataFrame:
         "broken": lambda g: g.broken,
         "broken_by_preemption": lambda g: g.broken_by_preemption,
         "lost_gpu_s": lambda g: g.lost_gpu_ms / 1000,
+        "waiting_reason": lambda g: why.get(g.gang, ""),
     }
     frame = pl.DataFrame(_columns(log.gangs, getters), schema=GANGS_SCHEMA)
     return frame.sort(["submitted_s", "gang"], maintain_order=True)
@@ -324,11 +328,12 @@ def gang_grid(gangs: pl.DataFrame, top: int) -> Grid:
             fmt_count(r["restarts"]),
             fmt_count(r["preemptions"]),
             r["state"],
+            short_reason(r["waiting_reason"]),
         )
         for r in slowest_gangs(gangs, top).iter_rows(named=True)
     )
-    columns = ("gang", "pods", "gpus", "priority", "wait", "restarts", "preemptions", "state")
-    numeric = (False, True, True, True, True, True, True, False)
+    columns = ("gang", "pods", "gpus", "priority", "wait", "restarts", "preemptions", "state", "why")
+    numeric = (False, True, True, True, True, True, True, False, False)
     return Grid("Slowest gangs", columns, numeric, rows)
 
 

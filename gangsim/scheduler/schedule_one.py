@@ -24,7 +24,14 @@ def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> None:
     e.last_attempt_generation = h.generation
     h.cluster.attempted(pod)
     state = CycleState()
-    result, diagnosis = fw.schedule_pod(state, pod)
+    rec = fw.recorder
+    if rec is not None:  # gangsim explain: a real attempt
+        rec.active = True
+    try:
+        result, diagnosis = fw.schedule_pod(state, pod)
+    finally:
+        if rec is not None:
+            rec.active = False
     if result is None:
         handle_fit_error(h, fw, state, e, pod, diagnosis)
         return

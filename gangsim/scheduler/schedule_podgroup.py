@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
@@ -31,12 +32,12 @@ from gangsim.scheduler.framework.types import (
     fit_error_message,
 )
 
-# KEP-5710 / v1.36 short forms. The newest code (CompositePodGroup hierarchies) words the first two
-#   'all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "{}" ("{}") and "{}" ("{}")'
-#   'all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got {} ("{}") and {} ("{}")'
-# with pod and group names; gangsim models no hierarchy yet, so the flat forms stay (SEMANTICS §1.5).
-MSG_SCHEDULER_NAME = 'all pods in a single pod group should have the same .spec.schedulerName set, got: "{}" and "{}"'
-MSG_PRIORITY = "all pods in a single pod group should match the priority of the pod group, got: {} and {}"
+# ``Scheduler.validatePodGroup`` (schedule_one_podgroup.go, the CompositePodGroup-era code), operands
+# in upstream's order: the offending pod's value and name first, then the reference (the first
+# queued pod, or the root PodGroup's value and key). Go's %q quotes the names; gangsim's group has
+# no hierarchy, so the root pod group is the group itself (its key printed as "<namespace>/<name>").
+MSG_SCHEDULER_NAME = 'all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: {} ({}) and {} ({})'
+MSG_PRIORITY = "all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got {} ({}) and {} ({})"
 MSG_PREEMPTION_POLICY = "all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got {} ({}) and {} ({})"
 MSG_PREEMPTION_POLICY_PODS = "all pods in a pod group hierarchy should have the same preemption policy, got {} ({}) and {} ({})"
 MSG_PROFILE = 'profile not found for scheduler name "{}"'
@@ -54,26 +55,25 @@ def pod_order(pods: list[PodInfo]) -> list[PodInfo]:
 
 
 def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
-    """§1.5: scheduler name, priority and preemption policy across the group, before filtering."""
+    """§1.5 (``validatePodGroup``): each pod, queued ones first then the scheduled ones, must have
+    the first queued pod's scheduler name, the group's priority and its preemption policy (the
+    first queued pod's when the group sets none); then the profile must exist."""
     group = st.group
-    members = [m for m in st.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING)] + pods
-    first = members[0]
-    for p in members[1:]:
-        if p.spec.scheduler_name != first.spec.scheduler_name:
-            return MSG_SCHEDULER_NAME.format(first.spec.scheduler_name, p.spec.scheduler_name)
+    first = pods[0]
     group_priority = group.priority if group else 0
-    for p in members:
-        if p.priority != group_priority:
-            return MSG_PRIORITY.format(p.priority, group_priority)
     group_policy = group.policy.preemption_policy if group else None
-    if group_policy is not None:
-        for p in members:
+    q = go_quote
+    scheduled = [m for m in st.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING)]
+    for p in pods + scheduled:
+        if p.spec.scheduler_name != first.spec.scheduler_name:
+            return MSG_SCHEDULER_NAME.format(q(p.spec.scheduler_name), q(p.name), q(first.spec.scheduler_name), q(first.name))
+        if p.priority != group_priority:
+            return MSG_PRIORITY.format(p.priority, q(p.name), group_priority, q(st.key))
+        if group_policy is not None:
             if p.preemption_policy is not group_policy:
-                return MSG_PREEMPTION_POLICY.format(p.preemption_policy.value, p.name, group_policy.value, st.key)
-    else:
-        for p in members[1:]:
-            if p.preemption_policy is not first.preemption_policy:
-                return MSG_PREEMPTION_POLICY_PODS.format(p.preemption_policy.value, p.name, first.preemption_policy.value, first.name)
+                return MSG_PREEMPTION_POLICY.format(p.preemption_policy.value, q(p.name), group_policy.value, q(st.key))
+        elif p.preemption_policy is not first.preemption_policy:
+            return MSG_PREEMPTION_POLICY_PODS.format(p.preemption_policy.value, q(p.name), first.preemption_policy.value, q(first.name))
     if h.framework_for(first.spec.scheduler_name) is None:
         return MSG_PROFILE.format(first.spec.scheduler_name)
     return ""
@@ -90,6 +90,30 @@ def final_status(status: Status | None, placed_any: bool) -> Status | None:
     return status
 
 
+def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int, int], ...], pod: PodInfo) -> str:
+    """The FitError of the first pod a doomed pass fails, as the pass pod by pod would print it:
+    the placed pods fill the feasible rows (``fill``), then Filter runs on every node (they all
+    fail, so the rotation does not matter). The search state and its counters are left alone."""
+    snapshot = fw.snapshot
+    assigned: list[PodInfo] = []
+    rows_computed = fw.filter_rows_computed
+    try:
+        it = iter(placed)
+        for row, count in fill:
+            for _ in range(count):
+                p = next(it)
+                snapshot.assign(p, row)
+                assigned.append(p)
+        order = snapshot.nodes.order
+        state = CycleState()
+        codes, plugin = fw.run_filters(state, pod, order, nominated=False)
+        return fit_error_message(snapshot.nodes.num_nodes, fw.diagnose(state, pod, order, codes, plugin))
+    finally:
+        for p in reversed(assigned):
+            snapshot.unassign(p)
+        fw.filter_rows_computed = rows_computed
+
+
 def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
     """§8.3 on the live cache as the cycle's snapshot; tentative placements are reverted."""
     scheduled0 = st.scheduled_count()
@@ -104,7 +128,12 @@ def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Grou
             if verdict is not None:
                 fw.account_full_scans(plan.scans)
                 fw.doomed_passes += 1
-                return GroupResult(verdict, evaluated=plan.evaluated)
+                result = GroupResult(verdict, evaluated=plan.evaluated)
+                if plan.evaluated > plan.placed:  # the first pod that fails and its pruned twins
+                    ordered = pod_order(pods)
+                    message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
+                    result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
+                return result
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot
     num_nodes = snapshot.nodes.num_nodes
@@ -164,7 +193,14 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     fw = h.framework_for(pods[0].spec.scheduler_name)
     assert fw is not None  # validate checked the profile
     scheduled0 = st.scheduled_count()
-    result = run_algorithm(fw, st, pods)
+    rec = fw.recorder
+    if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
+        rec.active = True
+    try:
+        result = run_algorithm(fw, st, pods)
+    finally:
+        if rec is not None:
+            rec.active = False
     status = result.status
     if status is None:
         partial = partial_success_preemption(h, fw, st, pods, result, scheduled0)
@@ -223,10 +259,13 @@ def finish(
     for pod in list(e.pods):
         if pod.phase is not PodPhase.PENDING:
             continue
-        if outcome is CycleOutcome.SCHEDULED and result is not None:
-            message = result.failed.get(pod.uid, group_message or NO_PODS_SCHEDULABLE)
-        else:
+        # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on its
+        # own carries its own FitError whatever the group's outcome (unless the group errored);
+        # placed and never-evaluated pods carry the group's status
+        if outcome is CycleOutcome.ERROR or result is None:
             message = group_message
+        else:
+            message = result.failed.get(pod.uid, group_message or NO_PODS_SCHEDULABLE)
         target = nominations.get(pod.uid, NO_NODE) if nominations is not None else NO_NODE
         if h.nominator.nominate(pod, target):
             h.bump()

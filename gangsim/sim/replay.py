@@ -11,6 +11,7 @@ from gangsim.api.objects import Job, Node, Pod
 from gangsim.api.trace import Trace
 from gangsim.errors import UsageError
 from gangsim.eventlog import EventLog
+from gangsim.scheduler.framework.runtime import Recorder
 from gangsim.scheduler.framework.types import ResourceIndex
 from gangsim.scheduler.profiles import POLICIES
 from gangsim.scheduler.scheduler import Scheduler
@@ -39,7 +40,7 @@ def resource_names(trace: Trace) -> set[str]:
 class Setup:
     """A replay built but not run: tests drive it (``run_until``) and inspect the scheduler."""
 
-    def __init__(self, trace: Trace, policy: str, *, seed: int | None = None, config: SchedulerConfig | None = None) -> None:
+    def __init__(self, trace: Trace, policy: str, *, seed: int | None = None, config: SchedulerConfig | None = None, recorder: Recorder | None = None) -> None:
         if policy not in POLICIES:
             raise UsageError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
         self.log = EventLog()
@@ -51,6 +52,8 @@ class Setup:
         rng = np.random.default_rng(seed) if seed is not None else None
         self.scheduler = Scheduler(config or trace.config, POLICIES[policy], ResourceIndex(resource_names(trace)), self.cluster, self.log, rng)
         self.cluster.attach(self.scheduler)
+        for fw in self.scheduler.frameworks.values():
+            fw.recorder = recorder
         for ev in trace.events:
             self.engine.at(ev.at_ms, Phase.API, self.cluster.apply, ev)
 
@@ -68,8 +71,10 @@ def replay(
     config: SchedulerConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
     check_invariants: bool = False,
+    recorder: Recorder | None = None,
 ) -> EventLog:
-    setup = Setup(trace, policy, seed=seed, config=config)
+    """``recorder`` (``gangsim explain``) sees each real scheduling attempt of the pods it wants."""
+    setup = Setup(trace, policy, seed=seed, config=config, recorder=recorder)
     log, engine, cluster, scheduler = setup.log, setup.engine, setup.cluster, setup.scheduler
     horizon = horizon_ms if horizon_ms is not None else trace.horizon_ms
     until = horizon if horizon is not None else trace.last_event_ms + SAFETY_HORIZON_MS

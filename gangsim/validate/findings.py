@@ -37,6 +37,9 @@ WARNING_CODES = (
     "large-gang",
     "job-without-podgroup",
     "scheduling-gated",
+    "no-nodes",
+    "pod-fits-no-node",
+    "gang-never-fits",
     "loader-note",
 )
 ERROR_CODES = (
@@ -147,6 +150,10 @@ class Findings:
 
     def warn(self, code: str, source: Source | None, obj: str, message: str) -> None:
         self.add(WARNING, code, source.file if source else None, source.line if source else None, obj, message)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity == ERROR for _, f in self._found)
 
     def result(self) -> list[Finding]:
         out: list[Finding] = []

@@ -27,6 +27,8 @@ from gangsim.api.objects import (
 )
 from gangsim.api.quantity import format_amount
 from gangsim.api.trace import Op, Trace
+from gangsim.errors import go_quote
+from gangsim.validate.capacity import check as check_capacity
 from gangsim.validate.findings import Findings
 from gangsim.validate.load_errors import Broken
 
@@ -34,8 +36,8 @@ from gangsim.validate.load_errors import Broken
 LARGE_GANG_PODS = 256
 
 # SEMANTICS §1.5, KEP-5710 short forms (equal to gangsim.scheduler.schedule_podgroup.MSG_*).
-MSG_SCHEDULER_NAME = 'all pods in a single pod group should have the same .spec.schedulerName set, got: "{}" and "{}"'
-MSG_PRIORITY = "all pods in a single pod group should match the priority of the pod group, got: {} and {}"
+MSG_SCHEDULER_NAME = "all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: {} ({}) and {} ({})"
+MSG_PRIORITY = "all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got {} ({}) and {} ({})"
 MSG_PREEMPTION_POLICY = "all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got {} ({}) and {} ({})"
 
 # SEMANTICS §8.2/§8.7: the cycle orders a group's pods by priority, then creation; upstream's advice
@@ -204,6 +206,7 @@ class Pitfalls:
         self.monotonic_condition()
         self.jobs_without_group()
         self.gated()
+        check_capacity(self)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -266,7 +269,7 @@ class Pitfalls:
                     m.ref,
                     f"{pods} {_prio(m.spec.priority, m.spec.priority_class_name)} differs from PodGroup {key}'s priority "
                     f"{_prio(pg.priority, pg.policy.priority_class_name)}{_more(more)}: every cycle of the group fails with SchedulerError: "
-                    f"{MSG_PRIORITY.format(m.spec.priority, pg.priority)}; give pods and PodGroup the same priority value",
+                    f"{MSG_PRIORITY.format(m.spec.priority, go_quote(m.first_pod), pg.priority, go_quote(key))}; give pods and PodGroup the same priority value",
                 )
             group_policy = pg.policy.preemption_policy
             if group_policy is None:
@@ -279,7 +282,7 @@ class Pitfalls:
                     m.source,
                     m.ref,
                     f"preemptionPolicy {mine} differs from PodGroup {key}'s {group_policy.value}{_more(more)}: every cycle of the group fails "
-                    f"with SchedulerError: {MSG_PREEMPTION_POLICY.format(mine, m.first_pod, group_policy.value, key)}; "
+                    f"with SchedulerError: {MSG_PREEMPTION_POLICY.format(mine, go_quote(m.first_pod), group_policy.value, go_quote(key))}; "
                     "use the same preemptionPolicy (or PriorityClass) for pods and PodGroup",
                 )
 
@@ -299,7 +302,7 @@ class Pitfalls:
                 g.pg.source if g else ma.source,
                 g.ref if g else f"PodGroup {key}",
                 f'its pods use schedulerName "{a}" ({ma.ref}) and "{b}" ({mb.ref}): every cycle of the group fails with SchedulerError: '
-                f"{MSG_SCHEDULER_NAME.format(a, b)}; use one scheduler for the whole group",
+                f"{MSG_SCHEDULER_NAME.format(go_quote(b), go_quote(mb.first_pod), go_quote(a), go_quote(ma.first_pod))}; use one scheduler for the whole group",
             )
         profiles = [p.scheduler_name for p in self.trace.config.profiles]
         listed = ", ".join(f'"{p}"' for p in profiles)

@@ -72,6 +72,9 @@ def test_json_has_one_summary_per_policy_plus_deltas():
     assert set(gangs) == {"ml/train-a", "ml/train-b"}
     assert gangs["ml/train-a"]["wait_s"] == {"gang": 63.0, "pod": 1800.0, "permit": None}
     assert gangs["ml/train-a"]["delta_s"] == {"pod": 1737.0, "permit": None}
+    # the waiting reason per label: empty where the gang started, the gang's reason where not
+    reasons = gangs["ml/train-a"]["waiting_reason"]
+    assert reasons["gang"] == reasons["pod"] == "" and reasons["permit"] != ""
 
 
 def test_json_is_byte_identical_across_runs_and_backends():

@@ -28,17 +28,17 @@ def test_run_plot_writes_pngs_and_html_beside_the_tables(tmp_path):
     res = invoke("run", DEADLOCK, "--policy", "pod", "--out", str(out), "--plot", "--format", "json")
     assert res.exit_code == 0, res.stderr
     names = {p.name for p in out.iterdir() if not p.name.startswith(".")}
-    assert {"gpu_state.png", "gang_wait_cdf.png", "victims.png", "report.html", "summary.json", "timeline.parquet"} <= names
-    for name in ("gpu_state.png", "gang_wait_cdf.png", "victims.png"):
+    assert {"gpu_state.png", "gang_wait_cdf.png", "victims.png", "gang_timeline.png", "report.html", "summary.json", "timeline.parquet"} <= names
+    for name in ("gpu_state.png", "gang_wait_cdf.png", "victims.png", "gang_timeline.png"):
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
         open_png(out / name)
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 3 and "<caption>Summary</caption>" in html
+    assert html.count("data:image/png;base64,") == 4 and "<caption>Summary</caption>" in html
     data = extract_data(html)
     assert data["kind"] == "run" and data["labels"] == ["pod"]
     assert data["summaries"]["pod"] == json.loads(res.stdout)
     series = data["series"]
-    assert set(series) == {"gpu_state", "gang_wait_cdf", "victims"}
+    assert set(series) == {"gpu_state", "gang_wait_cdf", "victims", "gang_timeline"}
     gpu = series["gpu_state"]["pod"]
     assert set(gpu) == {"t_h", *GPU_STATES}
     # the four stacked states add up to the capacity at every step; the last point is the horizon
@@ -51,6 +51,14 @@ def test_run_plot_writes_pngs_and_html_beside_the_tables(tmp_path):
     cdf = series["gang_wait_cdf"]["pod"]
     assert cdf == {"wait_h": [0.5, 1.5], "fraction": [0.5, 1.0], "gangs": 2, "started": 2}
     assert series["victims"]["pod"]["victims"][-1] == 0
+    # the gang timeline: two gangs by arrival, each waiting (partially running: pods bound one by
+    # one while the rendezvous waits) then running; the longest wait labelled
+    tl = series["gang_timeline"]["pod"]
+    assert (tl["gangs"], tl["shown"], tl["horizon_h"]) == (2, 2, 6.0)
+    assert [r["gang"] for r in tl["rows"]] == ["ml/train-a", "ml/train-b"]
+    assert [r["wait_h"] for r in tl["rows"]] == [0.5, 1.5]
+    assert tl["rows"][1]["label"] == "waited 1h30m" and tl["rows"][1]["running"][0] == 1.5
+    assert all(r["partial"] is not None and r["partial"][1] == r["running"][0] for r in tl["rows"])
 
 
 @needs_matplotlib
@@ -59,7 +67,7 @@ def test_diff_plot_overlays_policies(tmp_path):
     trace = str(ROOT / "traces" / "victims-in-vain.yaml")
     res = invoke("diff", trace, "-p", "permit", "-p", "gang", "--out", str(out), "--plot", "--format", "json")
     assert res.exit_code == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["diff.json", "diff.md", "gang_wait_cdf.png", "gpu_state.png", "report.html", "victims.png"]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["diff.json", "diff.md", "gang_timeline.png", "gang_wait_cdf.png", "gpu_state.png", "report.html", "victims.png"]
     pixels = open_png(out / "gpu_state.png")
     assert pixels.shape[0] > 500  # one panel per policy
     data = extract_data((out / "report.html").read_bytes())

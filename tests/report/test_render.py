@@ -47,9 +47,12 @@ Summary
 
 Slowest gangs
 
-  gang         pods   gpus   priority    wait   restarts   preemptions   state
- ──────────────────────────────────────────────────────────────────────────────────
-  ml/train-b      2      8         10   4m10s          1             1   Stalled
+  gang         pods   gpus   priority    wait   restarts   preemptions   state       why
+ ──────────────────────────────────────────────────────────────────────────────────────────────────
+  ml/train-b      2      8         10   4m10s          1             1   Stalled     0/4: 4
+                                                                                     Insufficient
+                                                                                     nvidia.com/gp
+                                                                                     u
   ml/train-a      2      8        100   1m40s          0             0   Completed
 
 Top preemptors
@@ -146,10 +149,10 @@ MARKDOWN_SMALL = """\
 
 ## Slowest gangs
 
-| gang | pods | gpus | priority | wait | restarts | preemptions | state |
-|---|---:|---:|---:|---:|---:|---:|---|
-| ml/train-b | 2 | 8 | 10 | 4m10s | 1 | 1 | Stalled |
-| ml/train-a | 2 | 8 | 100 | 1m40s | 0 | 0 | Completed |
+| gang | pods | gpus | priority | wait | restarts | preemptions | state | why |
+|---|---:|---:|---:|---:|---:|---:|---|---|
+| ml/train-b | 2 | 8 | 10 | 4m10s | 1 | 1 | Stalled | 0/4: 4 Insufficient nvidia.com/gpu |
+| ml/train-a | 2 | 8 | 100 | 1m40s | 0 | 0 | Completed |  |
 
 ## Preemption
 

@@ -31,7 +31,7 @@ WANT_COLUMNS = {
         ("gang", S), ("kind", S), ("policy", S), ("pods", I), ("min_count", I), ("gpus", I),
         ("priority", I), ("submitted_s", F), ("started_s", F), ("finished_s", F), ("wait_s", F),
         ("restarts", I), ("preemptions", I), ("state", S), ("schedule_attempts", I), ("broken", I),
-        ("broken_by_preemption", I), ("lost_gpu_s", F),
+        ("broken_by_preemption", I), ("lost_gpu_s", F), ("waiting_reason", S),
     ],
     "pods": [
         ("pod", S), ("attempt", I), ("gang", S), ("namespace", S), ("node", S), ("gpus", I),
@@ -77,11 +77,11 @@ def test_gangs_rows_sorted_by_submission_then_name():
         {"gang": "ml/train-a", "kind": "Job", "policy": "gang", "pods": 2, "min_count": 2, "gpus": 8,
          "priority": 100, "submitted_s": 0.0, "started_s": 100.0, "finished_s": 300.0, "wait_s": 100.0,
          "restarts": 0, "preemptions": 0, "state": "Completed", "schedule_attempts": 1, "broken": 0,
-         "broken_by_preemption": 0, "lost_gpu_s": 0.0},
+         "broken_by_preemption": 0, "lost_gpu_s": 0.0, "waiting_reason": ""},
         {"gang": "ml/train-b", "kind": "PodGroup", "policy": "gang", "pods": 2, "min_count": 2, "gpus": 8,
          "priority": 10, "submitted_s": 0.0, "started_s": 250.0, "finished_s": None, "wait_s": 250.0,
          "restarts": 1, "preemptions": 1, "state": "Stalled", "schedule_attempts": 4, "broken": 1,
-         "broken_by_preemption": 1, "lost_gpu_s": 400.0},
+         "broken_by_preemption": 1, "lost_gpu_s": 400.0, "waiting_reason": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."},
     ]
 
 
@@ -178,7 +178,7 @@ def test_slowest_gangs_never_started_first_then_by_wait():
     assert slowest_gangs(gangs_table(log), top=3)["gang"].to_list() == ["ns/never0", "ns/never1", "ns/g1"]
     grid = gang_grid(gangs_table(log), top=3)
     assert [row[4] for row in grid.rows] == ["never", "never", "40s"]
-    assert grid.rows[0][-1] == GangState.PENDING
+    assert grid.rows[0][-2] == GangState.PENDING
 
 
 def test_preemption_views():
@@ -207,3 +207,24 @@ def test_exported_members():
     )
     assert all(hasattr(report, name) for name in report.__all__)
     assert report.TABLE_NAMES == ("gangs", "pods", "victims", "timeline", "events")
+
+
+def test_waiting_reason_prefers_a_pods_own_fit_error_then_the_earliest():
+    """report/waiting.py: only Pending/Stalled gangs; among pending pods, a FitError wins over a
+    group status even when created later; otherwise the earliest-created pending pod's reason."""
+    from gangsim.report.waiting import short_reason, waiting_reasons
+
+    log = make_log()
+    group = "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
+    fit = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: not eligible due to workload aware preemption enabled"
+    log.gangs += [gang("ns/a"), gang("ns/b"), gang("ns/c", started_ms=5, state=GangState.RUNNING)]
+    log.pods += [
+        pod("ns/a-0", gang="ns/a", created_ms=0, waiting_reason=group),
+        pod("ns/a-1", gang="ns/a", created_ms=9, waiting_reason=fit),
+        pod("ns/b-1", gang="ns/b", created_ms=3, waiting_reason="waiting for minCount pods from a gang to appear in scheduling queue"),
+        pod("ns/b-0", gang="ns/b", created_ms=3, waiting_reason=group),
+        pod("ns/c-0", gang="ns/c", created_ms=0, waiting_reason=fit),
+    ]
+    assert waiting_reasons(log) == {"ns/a": fit, "ns/b": group}
+    assert short_reason(fit) == "0/3: 3 Insufficient nvidia.com/gpu"
+    assert short_reason(group) == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"

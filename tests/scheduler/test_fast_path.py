@@ -147,7 +147,14 @@ def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut):
     assert bound == ["default/first-0", "default/first-1"]
     group_messages = {m for k, o, m in zip(log.ev_kind, log.ev_object, log.ev_message) if k == "PodGroup" and o == "default/second"}
     # §8.5 path 3: workload-aware preemption's verdict is appended
-    assert group_messages == {"minCount (4) cannot be satisfied: 1 scheduled, 2 remaining, No preemption victims found for incoming preemptor"}
+    assert group_messages == {"minCount (4) cannot be satisfied: 1 scheduled, 2 remaining, pod group preemption: No preemption victims found for incoming preemptor"}
+    # submitPodGroupAlgorithmResult: the pod that failed Filter carries its own FitError (the node
+    # the first pod was tentatively placed on is full too); the placed pod and the ones never
+    # evaluated carry the group's status
+    failed = sorted((o, m) for k, o, r, m in zip(log.ev_kind, log.ev_object, log.ev_reason, log.ev_message) if k == "Pod" and r == "FailedScheduling" and o.startswith("default/second"))
+    first = {o: m for o, m in failed}
+    assert first["default/second-1"] == "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    assert first["default/second-0"] == first["default/second-2"] == next(iter(group_messages))
     assert log.podgroup_attempts.get("scheduled") == 1
     assert log.podgroup_attempts.get("unschedulable", 0) >= 1
 

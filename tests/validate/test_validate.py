@@ -33,12 +33,12 @@ WARNING_CASES = [
         docs(NODE, priority_class("low", 100), priority_class("high", 1000), pg("pg", 2, spec="priorityClassName: low"),
              job("j", 2, spec="priorityClassName: high")),
         [
-            ('priority-mismatch', 'Job ml/j', "its pods' priority 1000 (class high) differs from PodGroup ml/pg's priority 100 (class low): every cycle of the group fails with SchedulerError: all pods in a single pod group should match the priority of the pod group, got: 1000 and 100; give pods and PodGroup the same priority value"),
+            ('priority-mismatch', 'Job ml/j', "its pods' priority 1000 (class high) differs from PodGroup ml/pg's priority 100 (class low): every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 1000 (\"j-0\") and 100 (\"ml/pg\"); give pods and PodGroup the same priority value"),
         ], id="priority-mismatch-job"),  # fmt: skip
     pytest.param(
         docs(NODE, pg("pg", 2, spec="priority: 7"), pod("a"), pod("b")),
         [
-            ('priority-mismatch', 'Pod ml/a', "priority 0 differs from PodGroup ml/pg's priority 7 (and 1 more pod like it): every cycle of the group fails with SchedulerError: all pods in a single pod group should match the priority of the pod group, got: 0 and 7; give pods and PodGroup the same priority value"),
+            ('priority-mismatch', 'Pod ml/a', "priority 0 differs from PodGroup ml/pg's priority 7 (and 1 more pod like it): every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 0 (\"a\") and 7 (\"ml/pg\"); give pods and PodGroup the same priority value"),
         ], id="priority-mismatch-pods-folded"),
     pytest.param(
         docs(NODE, priority_class("a", 100), priority_class("b", 100), pg("pg", 2, spec="priorityClassName: a"),
@@ -48,10 +48,10 @@ WARNING_CASES = [
         docs(NODE, priority_class("never", 100, "preemptionPolicy: Never\n"), pg("pg", 2, spec="priority: 100"),
              job("j", 2, spec="priorityClassName: never")),
         [
-            ('preemption-policy-mismatch', 'Job ml/j', "preemptionPolicy Never differs from PodGroup ml/pg's PreemptLowerPriority: every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got Never (j-0) and PreemptLowerPriority (ml/pg); use the same preemptionPolicy (or PriorityClass) for pods and PodGroup"),
+            ('preemption-policy-mismatch', 'Job ml/j', "preemptionPolicy Never differs from PodGroup ml/pg's PreemptLowerPriority: every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same preemption policy as the root pod group's preemption policy, got Never (\"j-0\") and PreemptLowerPriority (\"ml/pg\"); use the same preemptionPolicy (or PriorityClass) for pods and PodGroup"),
         ], id="preemption-policy-mismatch"),  # fmt: skip
     pytest.param(docs(NODE, pg("pg", 2), pod("a"), pod("b", spec="schedulerName: batch")), [
-            ('mixed-scheduler-name', 'PodGroup ml/pg', 'its pods use schedulerName "default-scheduler" (Pod ml/a) and "batch" (Pod ml/b): every cycle of the group fails with SchedulerError: all pods in a single pod group should have the same .spec.schedulerName set, got: "default-scheduler" and "batch"; use one scheduler for the whole group'),
+            ('mixed-scheduler-name', 'PodGroup ml/pg', 'its pods use schedulerName "default-scheduler" (Pod ml/a) and "batch" (Pod ml/b): every cycle of the group fails with SchedulerError: all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "batch" ("b") and "default-scheduler" ("a"); use one scheduler for the whole group'),
         ], CONFIG, id="mixed-scheduler-name"),
     pytest.param(docs(NODE, pod("a", None, spec="schedulerName: my-sched"), pod("b", None, spec="schedulerName: my-sched")), [
             ('unknown-scheduler', 'Pod ml/a', 'schedulerName "my-sched" (and 1 more pod like it) has no profile in the KubeSchedulerConfiguration (profiles: "default-scheduler"): the pod is never scheduled and counts for no gang; add a profile or fix the name'),
@@ -61,6 +61,7 @@ WARNING_CASES = [
         docs(NODE, pg("pg", 2), pod("a", gpu=8, spec="nodeSelector: {gpu: a100}"), pod("b", gpu=2)),
         [
             ('heterogeneous-group', 'PodGroup ml/pg', "its pods differ in requests or node constraints (2 shapes, e.g. Pod ml/a: nvidia.com/gpu: 8; nodeSelector gpu=a100 / Pod ml/b: nvidia.com/gpu: 2): the group's single greedy pass may miss a placement that exists; let the depended-on (hardest to place) pods go first: the cycle orders pods by priority, then creation time, and pod priorities must equal the PodGroup's, so create them first"),
+            ('pod-fits-no-node', 'Pod ml/a', 'is ruled out of every node (1 node by nodeSelector/affinity): no node can ever hold one'),
         ], id="heterogeneous-group"),
     pytest.param(
         docs(NODE, pg("pg", 2), pod("a", labels="{app: a}"),
@@ -136,6 +137,7 @@ WARNING_CASES = [
         ], id="podgroup-before-workload"),
     pytest.param(docs(NODE, pg("pg", 300), job("j", 300, interval="1s")), [
             ('large-gang', 'PodGroup ml/pg', 'a gang of 300 pods starts only once all of them are created, observed and placed (its pods are created over 4m59s): pod start-up SLOs need re-defining for gangs over 256 pods'),
+            ('gang-never-fits', 'PodGroup ml/pg', 'needs minCount 300 pods of 1 nvidia.com/gpu; even with the cluster empty at most 8 fit (1 node holds up to 8 each, bounded by nvidia.com/gpu); 300 needed: the gang can never start'),
         ], id="large-gang"),
     pytest.param(docs(NODE, job("j", 8, None)), [
             ('job-without-podgroup', 'Job ml/j', 'parallelism 8 but no PodGroup: its pods are scheduled one by one under every policy, and partial jobs hold GPUs idle until the rendezvous timeout; add a PodGroup with gang.minCount: 8 and set spec.template.spec.schedulingGroup.podGroupName'),
@@ -150,6 +152,19 @@ WARNING_CASES = [
     pytest.param(docs(NODE, job("j", 1, None).replace("parallelism: 1", "parallelism: 1\n  completions: 3")), [
             ('loader-note', 'Job ml/j', 'spec.completions (3) differs from spec.parallelism (1); gangsim runs parallelism pods and ignores completions'),
         ], id="loader-note"),
+    # capacity on the empty cluster (issue 13): one 8-GPU node
+    pytest.param(docs(NODE, pg("pg", 2), job("j", 2, gpu=8)), [
+            ('gang-never-fits', 'PodGroup ml/pg', 'needs minCount 2 pods of 8 nvidia.com/gpu; even with the cluster empty at most 1 fit (1 node holds up to 1 each, bounded by nvidia.com/gpu); 2 needed: the gang can never start'),
+        ], id="gang-never-fits"),
+    pytest.param(docs(NODE, pod("a", None, gpu=16)), [
+            ('pod-fits-no-node', 'Pod ml/a', 'requests 16 nvidia.com/gpu (the most any node has is 8, n1): no node can ever hold one'),
+        ], id="pod-fits-no-node"),
+    pytest.param(docs(pod("a", None)), [
+            ('no-nodes', 'Pod ml/a', 'the trace creates no Node or NodePool: no pod can ever be scheduled'),
+        ], id="no-nodes"),
+    pytest.param(docs(NODE.replace("status:", "spec: {taints: [{key: k, value: v, effect: NoSchedule}]}\nstatus:"), pg("pg", 1), job("j", 1)), [
+            ('pod-fits-no-node', 'Job ml/j', 'its pods are ruled out of every node (1 node by taints): no node can ever hold one'),
+        ], id="pod-fits-no-node-taints"),
 ]
 
 

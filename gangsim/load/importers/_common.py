@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 
 from gangsim.api.duration import format_duration_ms
+from gangsim.api.selectors import is_label_value
 from gangsim.errors import InputError, UsageError, cut, invalid
 from gangsim.load.fields import subdomain_errors
 from gangsim.load.limits import MAX_DURATION_MS, MAX_INT64, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB
@@ -325,9 +326,6 @@ def check_seconds(value: float, path: str, line: int, obj: str | None, field: st
         raise field_error(path, line, obj, field, shown, "gives a time or duration over 100 years")
 
 
-_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-
-
 def check_name(name: str, path: str, line: int, obj: str | None, field: str) -> None:
     """An object name as the loader requires it (a DNS-1123 subdomain of at most 253 characters)."""
     errors = subdomain_errors(name)
@@ -337,7 +335,7 @@ def check_name(name: str, path: str, line: int, obj: str | None, field: str) -> 
 
 def check_label_value(value: str, path: str, line: int, obj: str | None, field: str) -> None:
     """A value written as a label value or node-selector value, as the loader requires it."""
-    if len(value) > 63 or not _LABEL_VALUE_RE.match(value):
+    if not is_label_value(value):
         raise field_error(path, line, obj, field, value, "must be a label value: at most 63 characters, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character")
 
 

@@ -38,11 +38,12 @@ class DoomedPass:
     evaluated: int  # pods the pass looks at before PlacementFeasible stops it
     placed: int  # of which found a node
     scans: int  # Filter passes over every node it makes (the search state moves by these)
+    fill: tuple[tuple[int, int], ...] = ()  # (row, pods) the placed pods end up on, when some pod fails
 
 
-def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> int | None:
-    """How many pods shaped like ``pod`` the live nodes can still take, when that is fewer than
-    ``enough``, known without running Filter pod by pod, and when placing them one at a time
+def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The feasible rows and how many pods shaped like ``pod`` each can still take, when their
+    sum is fewer than ``enough``, known without running Filter pod by pod, and when placing them one at a time
     would leave the rotating start index where it is (every search scans all nodes: no more
     feasible nodes than ``numFeasibleNodesToFind``). None otherwise.
 
@@ -70,8 +71,7 @@ def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> int | None:
         if c is None:
             return None
         np.minimum(per_row, c, out=per_row)
-    capacity = int(per_row.sum())
-    return capacity if capacity < enough else None
+    return (rows, per_row) if int(per_row.sum()) < enough else None
 
 
 def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> DoomedPass | None:
@@ -81,9 +81,11 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
     # the pass reaches minCount exactly when the cluster takes minCount - scheduled0 more pods
-    capacity = capacity_below(fw, pods[0], min_count - scheduled0)
-    if capacity is None:
+    found = capacity_below(fw, pods[0], min_count - scheduled0)
+    if found is None:
         return None
+    rows, per_row = found
+    capacity = int(per_row.sum())
     # Pod i < capacity is placed; from pod ``capacity`` on every pod fails, and PlacementFeasible
     # stops the pass after pod i once scheduled + remaining < minCount, i.e. at
     # i = max(capacity, scheduled0 + capacity + len(pods) - minCount), if that is a pod.
@@ -92,4 +94,7 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     evaluated = stop_after + 1 if stop_after < total else total
     placed = min(capacity, evaluated)
     # the ones that fit and the first that does not scan every node; its twins are pruned
-    return DoomedPass(evaluated, placed, min(evaluated, capacity + 1))
+    # every feasible row takes exactly its capacity before the first failure, whatever Score
+    # picks: the snapshot the failing pod sees is known, and so is its FitError
+    fill = tuple((int(r), int(c)) for r, c in zip(rows.tolist(), per_row.tolist()) if c) if evaluated > placed else ()
+    return DoomedPass(evaluated, placed, min(evaluated, capacity + 1), fill)

@@ -97,6 +97,19 @@ def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], 
     return raw
 
 
+class Recorder(Protocol):
+    """What ``gangsim explain`` hangs on a Framework to see each real scheduling attempt of the pods
+    it asks about (``wants``), with the snapshot as that attempt saw it. The scheduler sets
+    ``active`` around real attempts only (never preemption's dry runs). None by default: a replay
+    without explain does no per-node work for it."""
+
+    active: bool
+
+    def wants(self, pod: PodInfo) -> bool: ...
+
+    def record(self, fw: "Framework", state: CycleState, pod: PodInfo, feasible: np.ndarray, diagnosis: Diagnosis, result: ScheduleResult | None) -> None: ...
+
+
 GroupAlgorithm = Callable[["Framework", PodGroupState, list[PodInfo]], GroupResult]
 Factory = Callable[[PluginArgs, Handle], Plugin]
 
@@ -192,6 +205,7 @@ class Framework(Handle):
         self.filter_rows_evaluated = 0
         self.filter_rows_computed = 0
         self.doomed_passes = 0  # PodGroup passes the fast path decided from counts
+        self.recorder: Recorder | None = None  # gangsim explain's (off in every other command)
         # the fast path (gangsim.scheduler.fastpath), each part behind its switch
         fast = args.config.effective_fast_path
         self.fast_path = fast
@@ -494,11 +508,16 @@ class Framework(Handle):
     def schedule_pod(self, state: CycleState, pod: PodInfo) -> tuple[ScheduleResult | None, Diagnosis]:
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:
-            return None, diagnosis
-        if len(feasible) == 1:
-            return ScheduleResult(int(feasible[0]), 1 + len(diagnosis.rows), 1), diagnosis
-        scores = self.score(state, pod, feasible)
-        return ScheduleResult(self.select_host(feasible, scores), len(feasible) + len(diagnosis.rows), len(feasible)), diagnosis
+            result = None
+        elif len(feasible) == 1:
+            result = ScheduleResult(int(feasible[0]), 1 + len(diagnosis.rows), 1)
+        else:
+            scores = self.score(state, pod, feasible)
+            result = ScheduleResult(self.select_host(feasible, scores), len(feasible) + len(diagnosis.rows), len(feasible))
+        rec = self.recorder
+        if rec is not None and rec.active and rec.wants(pod):
+            rec.record(self, state, pod, feasible, diagnosis, result)
+        return result, diagnosis
 
     # ---- Reserve, Permit ---------------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: PodInfo, row: int) -> Status | None:

@@ -30,6 +30,9 @@ from gangsim.scheduler.plugins import names
 PREEMPTING_POD = "{}: preempting to accommodate a higher priority pod"
 PREEMPTING_PODGROUP = "{}: preempting to accommodate a higher priority podgroup"
 PREEMPTION = "preemption: "  # how the FitError shows PostFilter's message
+# ``DefaultPreemption.PodGroupPostFilter`` (defaultpreemption/default_preemption.go): a non-empty
+# message of the pod group evaluator is returned as "pod group preemption: " + msg
+POD_GROUP_PREEMPTION = "pod group preemption: "
 WAP_REFUSAL = "not eligible due to workload aware preemption enabled"
 REJECTED_AT_PERMIT = "preempted"
 
@@ -46,11 +49,11 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
 
     # ---- one pod -----------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
-        if self.features.workload_aware_preemption and pod.group_key:
-            st = self.handle.pod_group(pod.group_key)
-            if st is not None and st.group is not None:
-                # §5 step 0: a member of an existing PodGroup preempts only as its group (§11)
-                return PostFilterResult(None, PREEMPTION + WAP_REFUSAL)
+        if self.features.generic_workload and pod.group_key:
+            # §5 step 0: a pod with spec.schedulingGroup preempts only as its group (§11), whether
+            # or not the PodGroup exists (``DefaultPreemption.PostFilter``: SchedulingGroup != nil
+            # && EnableGenericWorkload)
+            return PostFilterResult(None, PREEMPTION + WAP_REFUSAL)
         res = self.evaluator.preempt(PodStrategy(self.handle, self.units, self.limits, self.handle.rng, pod, diagnosis))
         if res.candidate is not None:
             self._actuate_for_pod(pod, res.candidate.row, res.candidate.victims)
@@ -73,6 +76,8 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
         (KEP-4671 PartialSuccess, off by default), a plan is acted on only when it places more
         pods than that; otherwise nothing happens and None is returned."""
         res = self.evaluator.preempt(PodGroupStrategy(self.handle, self.units, group, pods))
+        if res.status.message:
+            res.status = Status(res.status.code, (POD_GROUP_PREEMPTION + res.status.message,), res.status.plugin)
         if only_if_more_than is not None:
             if res.status.code != Code.SUCCESS or len(res.placed) <= only_if_more_than:
                 return None

@@ -30,8 +30,13 @@ from gangsim.scheduler.framework.types import PluginArgs, PodGroupState, PodInfo
 from gangsim.scheduler.plugins import names
 
 NAME = names.GANG_SCHEDULING
+# ``GangScheduling.PreEnqueue`` (gangscheduling.go, preEnqueueHierarchiesDisabled): the newest code
+# (the one with hierarchy_tracker.go) says "pod's"; earlier v1.36 code and its tests said "pods's"
 WAITING_FOR_GROUP = 'waiting for pod\'s pod group "{}" to appear in scheduling queue'
 WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
+# ``GangScheduling.Permit`` of the PodGroup-API barrier (v1.36 gangscheduling.go, before Permit moved
+# into the PodGroup cycle); the v1.35 Workload-API code said "... to be waiting on permit"
+WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
 
@@ -137,7 +142,7 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         b.wait_ms[pod.uid] = wait_ms
         # the group's other unscheduled pods move to activeQ at once
         self.handle.activate([m for m in st.members.values() if m.phase is PodPhase.PENDING and m.uid != pod.uid])
-        return Status(Code.WAIT, (), NAME), wait_ms
+        return Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME), wait_ms
 
     def _drop_deadline(self, b: _Barrier) -> None:
         if b.waiting:

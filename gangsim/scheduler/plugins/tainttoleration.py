@@ -13,6 +13,10 @@ from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import default_normalize_score
 
+# ``TaintToleration.Filter`` (tainttoleration/taint_toleration.go) since kubernetes#134740 (v1.35,
+# cherry-picked to 1.34): taint keys and values are no longer put in the status
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
 
 def _tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
     return any(t.tolerates(taint) for t in tolerations)
@@ -48,8 +52,7 @@ class TaintToleration(FilterPlugin, ScorePlugin, EnqueueExtensions):
 
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         taint = first_untolerated_taint(self.snapshot.nodes.nodes[row].taints, pod.spec.tolerations)
-        # v1.3x wording; the newest code says "node(s) had untolerated taint(s)"
-        return (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",) if taint else ()
+        return (ERR_REASON_UNTOLERATED,) if taint else ()
 
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         return default_normalize_score(raw, reverse=True)

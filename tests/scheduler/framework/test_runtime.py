@@ -289,7 +289,7 @@ def test_fit_error_message_format():
     nodes = [node("a", allocatable={"cpu": 1000, "pods": 110}), node("b", allocatable={"cpu": 1000, "pods": 110}, taints=(Taint("k", "v", "NoSchedule"),))]
     sched, fw = harness(nodes)
     _, diagnosis = fw.find_nodes_that_fit(CycleState(), pod_info(sched, pod(containers=[{"cpu": 2000}])))
-    assert fit_error_message(2, diagnosis) == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {k: v}."
+    assert fit_error_message(2, diagnosis) == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."
     assert diagnosis.unschedulable_plugins == {"NodeResourcesFit", "TaintToleration"}
 
 

@@ -11,9 +11,9 @@ choice, the six node-pick criteria, PDBs, workload-aware victim selection) live 
 ``tests/scheduler/framework/preemption/``. PodGroupPostFilter has no upstream unit test for these
 basics; its cases follow KEP-5710's outcomes and upstream's messages.
 
-Divergence (xfail): upstream refuses pod-by-pod preemption for any pod with
-``spec.schedulingGroup`` when GenericWorkload is on (``DefaultPreemption.PostFilter``); gangsim
-refuses only when the named PodGroup exists.
+Pinned to upstream (default_preemption.go): ``PostFilter`` refuses pod-by-pod preemption for any
+pod with ``spec.schedulingGroup`` when GenericWorkload is on, whether or not the PodGroup exists;
+``PodGroupPostFilter`` returns the evaluator's message as ``"pod group preemption: " + msg``.
 """
 
 import numpy as np
@@ -131,7 +131,6 @@ def test_a_podgroup_member_preempts_only_as_its_group(policy, want):
     assert bool(sched.cluster.of("preempt")) is (want[0] is not None)
 
 
-@pytest.mark.xfail(strict=True, reason="upstream refuses any pod with spec.schedulingGroup under GenericWorkload; gangsim only when the PodGroup exists")
 def test_a_pod_naming_a_missing_podgroup_is_refused_too():
     sched, fw = harness([node("node1", allocatable=ONE_POD)], [(pod("p1"), "node1")], policy="gang")
     info = pod_info(sched, pod("p", priority=HIGH, group="not-there"))
@@ -165,9 +164,9 @@ def test_pod_group_post_filter_evicts_for_the_whole_group():
 @pytest.mark.parametrize(
     ("kwargs", "want"),
     [
-        pytest.param({"residents_priority": 100}, Status(UU, ("No preemption victims found for incoming preemptor",)), id="no-lower-priority-victims"),
+        pytest.param({"residents_priority": 100}, Status(UU, ("pod group preemption: No preemption victims found for incoming preemptor",)), id="no-lower-priority-victims"),
         pytest.param({"topology": ("zone",)}, Status(U, ("pod group preemption: not supported with topology constraints",)), id="topology-constraints"),
-        pytest.param({"preemption_policy": "Never"}, Status(U, ("not eligible due to preemptionPolicy=Never.",)), id="preemption-policy-never"),
+        pytest.param({"preemption_policy": "Never"}, Status(U, ("pod group preemption: not eligible due to preemptionPolicy=Never.",)), id="preemption-policy-never"),
     ],
 )
 def test_pod_group_post_filter_refusals(kwargs, want):

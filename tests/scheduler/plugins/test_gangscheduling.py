@@ -14,9 +14,11 @@ Left out: CompositePodGroup hierarchies (not modelled); the queueing-hint tests
 entities itself, ``Scheduler._group_event``); nanosecond/microsecond durations (gangsim's clock is
 in milliseconds).
 
-Divergences (xfail): the PreEnqueue message for a missing PodGroup (upstream: ``pods's pod group``,
-gangsim: ``pod's pod group``); the Permit Wait status carries no message in gangsim (upstream:
-``waiting for minCount pods from a gang to be scheduled``; nobody reads it, the pod just waits).
+Messages: the PreEnqueue message for a missing PodGroup is the newest code's
+(``preEnqueueHierarchiesDisabled`` in gangscheduling.go as of hierarchy_tracker.go: ``pod's pod
+group``); the ported test table of the older code said ``pods's pod group``, so that case's
+message is pinned to the newest code instead. The Permit Wait status is the PodGroup-API
+barrier's (``GangScheduling.Permit``: ``waiting for minCount pods from a gang to be scheduled``).
 gangsim's own decision, tested as such: one deadline per group, created at the first Wait and
 reused by later ones (upstream gives each waiting pod 5 minutes from its own Wait).
 """
@@ -57,7 +59,7 @@ P1, P2, P3, P4, P5 = member("p1", "pg1"), member("p2", "pg1"), member("p3", "pg1
 PRE_ENQUEUE = [
     pytest.param([PG1, PG2, PG3], [], pod("non-gang", "ns1"), None, id='TestPreEnqueue/"non-gang pod succeeds immediately"'),
     pytest.param([PG1, PG2, PG3], [], member("basic-pod", "pg3"), None, id='TestPreEnqueue/"basic policy pod succeeds immediately"'),
-    pytest.param([], [P2, P3, P4, P5], P1, Status(UU, ('waiting for pods\'s pod group "pg1" to appear in scheduling queue',), GANG),
+    pytest.param([], [P2, P3, P4, P5], P1, Status(UU, ('waiting for pod\'s pod group "pg1" to appear in scheduling queue',), GANG),
                  id='TestPreEnqueue/"gang pod fails PreEnqueue when pod group is not yet created (CPG enabled: false)"'),
     pytest.param([PG1, PG2], [P2, P4, P5], P1, Status(UU, (MIN_COUNT_MSG,), GANG), id='TestPreEnqueue/"gang pod fails PreEnqueue when quorum is not met"'),
     pytest.param([PG1, PG2], [P2, P3, P4, P5], P1, None, id='TestPreEnqueue/"gang pod passes PreEnqueue"'),
@@ -91,8 +93,7 @@ def test_pre_enqueue_code(policy, groups, initial, target, want):
 @pytest.mark.parametrize(
     ("groups", "initial", "target", "want"),
     [
-        pytest.param(*p.values, id=p.id, marks=pytest.mark.xfail(strict=True, reason="gangsim says \"pod's pod group\"; upstream's message says \"pods's pod group\""))
-        if "not yet created" in p.id else p
+        p
         for p in PRE_ENQUEUE
         if p.values[3] is not None
     ],
@@ -101,8 +102,9 @@ def test_pre_enqueue_message(groups, initial, target, want):
     assert pre_enqueue("gang", groups, initial, target).message == want.message
 
 
-def test_pre_enqueue_message_for_a_missing_podgroup_as_gangsim_prints_it():
-    """What users read today, pinned so a change is deliberate (see the xfail above)."""
+def test_pre_enqueue_message_for_a_missing_podgroup_is_the_newest_upstream_text():
+    """``preEnqueueHierarchiesDisabled`` (gangscheduling.go, the version with hierarchy_tracker.go):
+    ``fmt.Sprintf("waiting for pod's pod group %q to appear in scheduling queue", ...)``."""
     got = pre_enqueue("gang", [], [P2, P3], P1)
     assert got.message == 'waiting for pod\'s pod group "pg1" to appear in scheduling queue'
 
@@ -193,9 +195,9 @@ def test_permit(target, waiting, want_code, want_timeout_ms, want_activated, mon
     assert (None if status is None else status.code, timeout_ms, activated) == (want_code, want_timeout_ms, want_activated)
 
 
-@pytest.mark.xfail(strict=True, reason="gangsim's Permit Wait status has no message; upstream's says 'waiting for minCount pods from a gang to be scheduled'")
 def test_permit_wait_message(monkeypatch):
-    """TestGangSchedulingFlow/"gang pod passes PreEnqueue, but waits at Permit": the status."""
+    """TestGangSchedulingFlow/"gang pod passes PreEnqueue, but waits at Permit": the status, as
+    ``GangScheduling.Permit`` (gangscheduling.go, PodGroup API) returns it."""
     (status, _), _ = permit_flow("p1", ["p2", "p4", "p5"], monkeypatch)
     assert status == Status(Code.WAIT, ("waiting for minCount pods from a gang to be scheduled",), GANG)
 

@@ -10,9 +10,9 @@ args); the PreFilter result assertions (gangsim has no NodeAffinity PreFilter: m
 matched in Filter, with the same verdict); ``Test_isSchedulableAfterNodeChange`` (per-object
 queueing hints; gangsim registers events only).
 
-Divergence (xfail): a NotIn requirement with an invalid label value. Upstream cannot build the
-selector and rejects every node; gangsim neither validates the value (loader) nor fails the term
-(``api.selectors``), so the term matches.
+An In/NotIn requirement with an invalid label value: the term's selector does not parse
+(``labels.NewRequirement`` in ``nodeSelectorRequirementsAsSelector``, component-helpers
+nodeaffinity) and matches no node, as upstream.
 """
 
 import pytest
@@ -76,7 +76,6 @@ CASES = [
     pytest.param({"foo": "bar"}, required(term(req("foo", "Exists"))), {"foo": "barrrrrr"}, "node1", UU,
                  id='TestNodeAffinity/"Pod with an Affinity matches node\'s labels but the PodSpec.NodeSelector(the old thing that we are deprecating) is not satisfied, won\'t schedule onto the node"'),
     pytest.param(None, required(term(req("foo", "NotIn", "invalid value: ___@#$%^"))), {"foo": "bar"}, "node1", UU,
-                 marks=pytest.mark.xfail(strict=True, reason="gangsim matches a NotIn term with an invalid label value; upstream's selector fails to parse and matches no node"),
                  id='TestNodeAffinity/"Pod with an invalid value in Affinity term won\'t be scheduled onto the node"'),
     pytest.param(None, required(term(fields=(req(NAME, "In", "node1"),))), {}, "node1", OK,
                  id='TestNodeAffinity/"Pod with matchFields using In operator that matches the existing node"'),

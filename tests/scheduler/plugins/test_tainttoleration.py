@@ -8,9 +8,9 @@ every case with Equal/Exists tolerations. Left out: the Gt/Lt toleration cases
 gangsim's tolerations have Equal and Exists only; the queueing-hint tests (gangsim registers
 events, not per-object hints).
 
-Divergence (xfail): the Filter reason. Since kubernetes#134740 (v1.35, cherry-picked to 1.34) the
-status says ``node(s) had untolerated taint(s)``; gangsim still prints the pre-1.35
-``node(s) had untolerated taint {key: value}``.
+The Filter reason is pinned to ``TaintToleration.Filter`` (tainttoleration/taint_toleration.go)
+as changed by kubernetes#134740 (v1.35, cherry-picked to 1.34): ``node(s) had untolerated
+taint(s)``, no taint key or value.
 """
 
 import pytest
@@ -22,7 +22,6 @@ from scheduler.harness import harness, node, pod, pod_info, rows
 
 OK, UU = Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 UPSTREAM_REASON = "node(s) had untolerated taint(s)"
-REASON_DIVERGES = pytest.mark.xfail(strict=True, reason="gangsim prints the pre-1.35 'node(s) had untolerated taint {k: v}'; upstream (kubernetes#134740) says 'node(s) had untolerated taint(s)'")
 
 
 def T(key, value, effect):  # noqa: N802 - reads like upstream's v1.Taint{...}
@@ -65,19 +64,13 @@ def test_filter_code(tolerations, taints, want):
 
 @pytest.mark.parametrize(
     ("tolerations", "taints"),
-    [pytest.param(p.values[0], p.values[1], id=p.id, marks=REASON_DIVERGES) for p in FILTER_CASES if p.values[2] == UU],
+    [pytest.param(p.values[0], p.values[1], id=p.id) for p in FILTER_CASES if p.values[2] == UU],
 )
 def test_filter_reason(tolerations, taints):
+    """``TaintToleration.Filter`` (taint_toleration.go, kubernetes#134740): the generic reason."""
     sched, fw = harness([node("nodeA", taints=taints)])
     info = pod_info(sched, pod("pod1", tolerations=tolerations))
     assert fw.plugins["TaintToleration"].reasons(CycleState(), info, int(rows(sched)[0])) == (UPSTREAM_REASON,)
-
-
-def test_filter_reason_as_gangsim_prints_it():
-    """What users read today (the pre-1.35 wording), pinned so a change is deliberate."""
-    sched, fw = harness([node("nodeA", taints=(T("dedicated", "user1", "NoSchedule"),))])
-    info = pod_info(sched, pod("pod1"))
-    assert fw.plugins["TaintToleration"].reasons(CycleState(), info, int(rows(sched)[0])) == ("node(s) had untolerated taint {dedicated: user1}",)
 
 
 PNS = "PreferNoSchedule"

@@ -32,7 +32,7 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
-TOPOLOGY_REFUSAL = "pod group preemption: not supported with topology constraints"
+TOPOLOGY_REFUSAL = "not supported with topology constraints"  # DefaultPreemption prefixes "pod group preemption: "
 ONGOING = "ongoing preemption on nominated nodes"
 NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 _INT32_OFFSET = 2**31

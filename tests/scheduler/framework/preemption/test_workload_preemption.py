@@ -259,7 +259,10 @@ def test_S12_topology_constrained_gang_never_preempts():
     assert victims(log) == []
     rows = [p for p in log.pods if p.pod.endswith("mid-p1")]
     assert rows[0].bound_ms is None
-    assert "pod group preemption: not supported with topology constraints" in rows[0].waiting_reason
+    # mid-p1 failed Filter on its own: its own FitError; the refusal is in the group's status
+    assert rows[0].waiting_reason == "0/1 nodes are available: 1 Insufficient cpu."
+    group = [m for k, o, m in zip(log.ev_kind, log.ev_object, log.ev_message) if k == "PodGroup" and o == "default/mid-pg"]
+    assert group and group[-1].endswith(", pod group preemption: not supported with topology constraints")
 
 
 def test_single_pod_preempts_a_whole_all_group_under_gang():
