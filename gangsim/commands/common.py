@@ -4,6 +4,7 @@ terminal console and the progress bar on stderr."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 import typer
@@ -33,10 +34,17 @@ def user_errors(fn):
     return wrapper
 
 
-def stdout_console(width: int = 120) -> Console:
-    """The terminal as it is; otherwise (a pipe, a file) ``width`` columns, at least 120."""
+PIPED_WIDTH = 100
+
+
+def stdout_console() -> Console:
+    """The terminal as it is; otherwise (a pipe, a file) :data:`PIPED_WIDTH` columns, or
+    ``$COLUMNS`` when set. Tables fit the width by switching layout, never by wrapping cells."""
     console = Console()
-    return console if console.is_terminal else Console(width=max(120, width))
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH)
 
 
 def stderr_is_terminal() -> bool:

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.text import Text
 
 from gangsim.report.diff import Condition, Verdict, target_keys
-from gangsim.report.render_diff import ToneGrid, fmt_metric, tone_markdown, tone_table
-from gangsim.report.summary import fmt_count
+from gangsim.report.render_diff import ToneGrid, tone_markdown, tone_table
+from gangsim.report.summary import fmt_count, fmt_in, row_unit, unit_header
 
 __all__ = [
     "PlannedPool",
@@ -73,18 +73,20 @@ class PlannedPool(Protocol):
 
 
 def plan_grid(plan: PlannedPool) -> ToneGrid:
-    """size | GPUs | meets | each shown metric; rows green when every target holds, red otherwise."""
+    """One column per size tried, one row per shown metric (in one unit per row): ``GPUs``,
+    ``meets`` (green when every target holds, red otherwise) and the metrics, the targets' first;
+    sizes are few, metric names long, so this shape fits a terminal."""
     keys = list(plan.trials[0].metrics) if plan.trials else []
-    columns = ("nodes", "GPUs", "meets") + tuple(keys)
-    numeric = (True, True, False) + (True,) * len(keys)
-    rows, tones = [], []
-    for t in plan.trials:
-        mark = "yes" if t.meets else "no"
-        if plan.answer == t.size:
-            mark += " ← answer"
-        rows.append((fmt_count(t.size), fmt_count(t.size * plan.gpus_per_node), mark) + tuple(fmt_metric(k, t.metrics[k]) for k in keys))
-        tone = "better" if t.meets else "worse"
-        tones.append(("", "", tone) + tuple(tone if _in_target(t, k) else "" for k in keys))
+    columns = ("nodes",) + tuple(fmt_count(t.size) for t in plan.trials)
+    numeric = (False,) + (True,) * len(plan.trials)
+    marks = tuple(("yes ← answer" if plan.answer == t.size else "yes") if t.meets else "no" for t in plan.trials)
+    meets_tones = tuple("better" if t.meets else "worse" for t in plan.trials)
+    rows = [("GPUs",) + tuple(fmt_count(t.size * plan.gpus_per_node) for t in plan.trials), ("meets",) + marks]
+    tones = [("",) * len(columns), ("",) + meets_tones]
+    for k in keys:
+        unit = row_unit(k, [t.metrics[k] for t in plan.trials])
+        rows.append((unit_header(k, unit),) + tuple(fmt_in(unit, t.metrics[k]) for t in plan.trials))
+        tones.append(("",) + tuple(tone if _in_target(t, k) else "" for t, tone in zip(plan.trials, meets_tones, strict=True)))
     title = f"NodePool {plan.pool}: sizes tried (the trace has {plan.current})"
     return ToneGrid(title, columns, numeric, tuple(rows), tuple(tones))
 
@@ -170,7 +172,7 @@ def render_plan_markdown(trace: str, label: str, conditions: Sequence[Condition]
 def render_plan_terminal(trace: str, label: str, conditions: Sequence[Condition], plans: Sequence[PlannedPool], console: Console) -> None:
     console.print(Text(f"plan: {trace} (policy {label}); targets: " + ", ".join(c.text for c in conditions)))
     for plan in plans:
-        console.print(tone_table(plan_grid(plan)))
+        console.print(tone_table(plan_grid(plan), console.width))
         for tone, text in plan_lines(plan):
             console.print(Text(text, style="bold green" if tone == "better" else "bold red"))
 

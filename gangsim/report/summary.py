@@ -8,7 +8,9 @@ integer GPU·ms arithmetic; seconds appear only at the end (``round(ms / 1000, 3
 - ``capacity_s`` ∫ gpus_total, ``busy_s`` ∫ gpus_busy, ``stranded_s`` ∫ (allocated − busy),
   ``free_while_pending_s`` ∫ (total − allocated) over the time where ``pending_gpu_pods > 0``,
   ``utilization`` busy / capacity (0.0 when there is no capacity), 6 decimals.
-- gang waits: nearest rank over started gangs, ``sorted[ceil(p/100 · n) − 1]``, on integer ms.
+- gang waits: nearest rank, ``sorted[ceil(p/100 · n) − 1]``, on integer ms. ``wait_pN_s`` and
+  ``wait_max_s`` over started gangs only; ``wait_censored_pN_s`` over every gang, a gang that never
+  started counting as waiting until the horizon (right-censored: its true wait is at least that).
 - a victim whose ``in_vain`` is still ``None`` at the horizon counts as in vain.
 
 Keys come out in the declared order (the JSON is written in that order); new keys go at the end
@@ -25,20 +27,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangsim.eventlog import EventLog, GangState
+from gangsim.report.metrics import unit_of
 
 __all__ = [
     "PERCENTILES",
     "Grid",
     "build_summary",
+    "censored_waits_ms",
+    "fmt_delta_in",
+    "fmt_in",
+    "row_unit",
     "fmt_count",
     "fmt_duration",
     "fmt_gpu_seconds",
     "fmt_number",
     "fmt_seconds",
+    "never_note",
     "gpu_ms",
     "nearest_rank",
     "summary_grid",
     "summary_rows",
+    "unit_header",
 ]
 
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
@@ -84,12 +93,22 @@ def gpu_ms(log: EventLog) -> dict[str, int]:
     }
 
 
+def censored_waits_ms(log: EventLog) -> list[int]:
+    """Every gang's wait, ascending: started ones to their start, the rest to the horizon."""
+    horizon = int(log.info.horizon_ms)
+    return sorted(
+        g.started_ms - g.submitted_ms if g.started_ms is not None else max(horizon - g.submitted_ms, 0)
+        for g in log.gangs
+    )
+
+
 def build_summary(log: EventLog) -> dict:
     """The ``summary.json`` structure for one replay."""
     gpu = gpu_ms(log)
     utilization = round(gpu["busy"] / gpu["capacity"], 6) if gpu["capacity"] > 0 else 0.0
 
     waits = sorted(g.started_ms - g.submitted_ms for g in log.gangs if g.started_ms is not None)
+    censored = censored_waits_ms(log)
     total_gangs = len(log.gangs)
     started = len(waits)
 
@@ -113,6 +132,7 @@ def build_summary(log: EventLog) -> dict:
             "never_started": total_gangs - started,
             **{f"wait_p{p}_s": _s(nearest_rank(waits, p)) for p in PERCENTILES},
             "wait_max_s": _s(waits[-1] if waits else 0),
+            **{f"wait_censored_p{p}_s": _s(nearest_rank(censored, p)) for p in PERCENTILES},
         },
         "preemption": {
             "victims": len(victims),
@@ -182,6 +202,44 @@ def fmt_gpu_seconds(gpu_s: float) -> str:
     return text
 
 
+def row_unit(key: str, values: list[float | int | None]) -> str:
+    """The one unit a row (or column) of ``key`` values is shown in: ``GPU-h`` when any of them
+    is an hour or more, else ``GPU-s``; ``%``; ``time`` (``1h2m3s``); ``""`` for counts."""
+    unit = unit_of(key)
+    if unit == "gpu_time":
+        return "GPU-h" if any(v is not None and abs(v) >= 3600 for v in values) else "GPU-s"
+    return {"ratio": "%", "duration": "time"}.get(unit, "")
+
+
+def unit_header(key: str, unit: str) -> str:
+    """A column heading naming its unit (``gpu.stranded_s (GPU-h)``); durations read as ``1h2m``
+    and counts need none."""
+    return f"{key} ({unit})" if unit not in ("", "time") else key
+
+
+def fmt_in(unit: str, value: float | int | None) -> str:
+    """A value in the unit :func:`row_unit` chose, without the unit's name; ``n/a`` for ``None``."""
+    if value is None:
+        return "n/a"
+    if unit == "GPU-h":
+        return fmt_number(round(value / 3600, 2))
+    if unit == "%":
+        return f"{value * 100:.1f}"
+    if unit == "time":
+        return fmt_duration(value)
+    return fmt_count(value) if isinstance(value, int) else fmt_number(value)
+
+
+def fmt_delta_in(unit: str, value: float | int | None) -> str:
+    """A signed difference in the row's unit: ``+28m57s``, ``-5.2 pp``, ``+3``; ``=`` for none."""
+    if value is None:
+        return "n/a"
+    if value == 0:
+        return "="
+    sign = "+" if value > 0 else ""
+    return sign + fmt_in(unit, value) + (" pp" if unit == "%" else "")
+
+
 def _fmt_value(section: str, key: str, value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -197,12 +255,24 @@ def _fmt_value(section: str, key: str, value: object) -> str:
     return str(value)
 
 
+def never_note(key: str, never_started: int) -> str:
+    """What a wait percentile says about the gangs that never started: ``excl. 3 never started``
+    beside a percentile over started gangs only, ``incl. 3 never started`` beside a censored one."""
+    if not never_started or not key.startswith("gangs.wait_"):
+        return ""
+    return f"{'incl.' if key.startswith('gangs.wait_censored_') else 'excl.'} {fmt_count(never_started)} never started"
+
+
 def summary_rows(summary: dict) -> list[tuple[str, str]]:
-    """``(section.key, formatted value)`` for every leaf of the summary, in key order."""
+    """``(section.key, formatted value)`` for every leaf of the summary, in key order; a wait
+    percentile says beside it whether the gangs that never started are in it (:func:`never_note`)."""
     rows: list[tuple[str, str]] = []
+    never = summary.get("gangs", {}).get("never_started", 0)
     for key, value in summary.items():
         if isinstance(value, dict):
-            rows.extend((f"{key}.{sub}", _fmt_value(key, sub, v)) for sub, v in value.items())
+            for sub, v in value.items():
+                note = never_note(f"{key}.{sub}", never)
+                rows.append((f"{key}.{sub}", _fmt_value(key, sub, v) + (f"; {note}" if note else "")))
         else:
             rows.append((key, _fmt_value("", key, value)))
     return rows

@@ -30,6 +30,9 @@ Summary
   gangs.wait_p90_s                                    250 s (4m10s)
   gangs.wait_p99_s                                    250 s (4m10s)
   gangs.wait_max_s                                    250 s (4m10s)
+  gangs.wait_censored_p50_s                           100 s (1m40s)
+  gangs.wait_censored_p90_s                           250 s (4m10s)
+  gangs.wait_censored_p99_s                           250 s (4m10s)
   preemption.victims                                  1
   preemption.victims_in_vain                          0
   preemption.lost_gpu_s                               200 GPU-s (0.06 GPU-h)
@@ -87,6 +90,9 @@ Summary
   gangs.wait_p90_s                                    0 s
   gangs.wait_p99_s                                    0 s
   gangs.wait_max_s                                    0 s
+  gangs.wait_censored_p50_s                           0 s
+  gangs.wait_censored_p90_s                           0 s
+  gangs.wait_censored_p99_s                           0 s
   preemption.victims                                  0
   preemption.victims_in_vain                          0
   preemption.lost_gpu_s                               0 GPU-s
@@ -129,6 +135,9 @@ MARKDOWN_SMALL = """\
 | gangs.wait_p90_s | 250 s (4m10s) |
 | gangs.wait_p99_s | 250 s (4m10s) |
 | gangs.wait_max_s | 250 s (4m10s) |
+| gangs.wait_censored_p50_s | 100 s (1m40s) |
+| gangs.wait_censored_p90_s | 250 s (4m10s) |
+| gangs.wait_censored_p99_s | 250 s (4m10s) |
 | preemption.victims | 1 |
 | preemption.victims_in_vain | 0 |
 | preemption.lost_gpu_s | 200 GPU-s (0.06 GPU-h) |
@@ -189,6 +198,9 @@ MARKDOWN_EMPTY = """\
 | gangs.wait_p90_s | 0 s |
 | gangs.wait_p99_s | 0 s |
 | gangs.wait_max_s | 0 s |
+| gangs.wait_censored_p50_s | 0 s |
+| gangs.wait_censored_p90_s | 0 s |
+| gangs.wait_censored_p99_s | 0 s |
 | preemption.victims | 0 |
 | preemption.victims_in_vain | 0 |
 | preemption.lost_gpu_s | 0 GPU-s |

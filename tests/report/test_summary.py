@@ -20,7 +20,8 @@ from .logs import SMALL_GPU, add_timeline, empty_log, gang, make_log, pod, small
 KEYS = {
     None: ["trace", "policy", "horizon_s", "gpu", "gangs", "preemption", "pods", "scheduler"],
     "gpu": ["capacity_s", "busy_s", "stranded_s", "free_while_pending_s", "utilization"],
-    "gangs": ["total", "started", "completed", "never_started", "wait_p50_s", "wait_p90_s", "wait_p99_s", "wait_max_s"],
+    "gangs": ["total", "started", "completed", "never_started", "wait_p50_s", "wait_p90_s", "wait_p99_s", "wait_max_s",
+              "wait_censored_p50_s", "wait_censored_p90_s", "wait_censored_p99_s"],
     "preemption": ["victims", "victims_in_vain", "lost_gpu_s", "gangs_broken"],
     "pods": ["total", "bound", "pending_at_end", "restarts"],
     "scheduler": ["cycles", "podgroup_attempts_scheduled", "podgroup_attempts_unschedulable", "podgroup_attempts_waiting_on_preemption", "podgroup_attempts_error", "podgroup_preemption_attempts"],
@@ -45,7 +46,8 @@ def test_small_log_summary_by_hand():
         "gpu": {**SMALL_GPU, "utilization": 0.375},  # 2400 / 6400
         # waits: train-a 100 s, train-b 250 s → p50 = sorted[ceil(1.0)-1] = 100, p90 = sorted[ceil(1.8)-1] = 250
         "gangs": {"total": 2, "started": 2, "completed": 1, "never_started": 0,
-                  "wait_p50_s": 100.0, "wait_p90_s": 250.0, "wait_p99_s": 250.0, "wait_max_s": 250.0},
+                  "wait_p50_s": 100.0, "wait_p90_s": 250.0, "wait_p99_s": 250.0, "wait_max_s": 250.0,
+                  "wait_censored_p50_s": 100.0, "wait_censored_p90_s": 250.0, "wait_censored_p99_s": 250.0},
         "preemption": {"victims": 1, "victims_in_vain": 0, "lost_gpu_s": 200.0, "gangs_broken": 1},
         # 5 distinct pods (train-b-0 twice), all bound once; train-b-0 attempt 1 pending; 1 restart
         "pods": {"total": 5, "bound": 5, "pending_at_end": 1, "restarts": 1},
@@ -60,7 +62,8 @@ def test_empty_log_summary():
         "horizon_s": 0.0,
         "gpu": {"capacity_s": 0.0, "busy_s": 0.0, "stranded_s": 0.0, "free_while_pending_s": 0.0, "utilization": 0.0},
         "gangs": {"total": 0, "started": 0, "completed": 0, "never_started": 0,
-                  "wait_p50_s": 0.0, "wait_p90_s": 0.0, "wait_p99_s": 0.0, "wait_max_s": 0.0},
+                  "wait_p50_s": 0.0, "wait_p90_s": 0.0, "wait_p99_s": 0.0, "wait_max_s": 0.0,
+                  "wait_censored_p50_s": 0.0, "wait_censored_p90_s": 0.0, "wait_censored_p99_s": 0.0},
         "preemption": {"victims": 0, "victims_in_vain": 0, "lost_gpu_s": 0.0, "gangs_broken": 0},
         "pods": {"total": 0, "bound": 0, "pending_at_end": 0, "restarts": 0},
         "scheduler": NO_SCHEDULER,
@@ -141,7 +144,22 @@ def test_nearest_rank(values, p, want):
 def test_gang_waits_nearest_rank_over_started_gangs_only():
     gangs = build_summary(waits_log([40, 10, 30, 20], never=3))["gangs"]
     assert gangs == {"total": 7, "started": 4, "completed": 0, "never_started": 3,
-                     "wait_p50_s": 20.0, "wait_p90_s": 40.0, "wait_p99_s": 40.0, "wait_max_s": 40.0}
+                     "wait_p50_s": 20.0, "wait_p90_s": 40.0, "wait_p99_s": 40.0, "wait_max_s": 40.0,
+                     # every gang: the 3 never started (submitted at 2 s) wait until the 1000 s horizon
+                     # → [10, 20, 30, 40, 998, 998, 998]; rank ceil(0.5·7)=4 → 40, ceil(0.9·7)=7 → 998
+                     "wait_censored_p50_s": 40.0, "wait_censored_p90_s": 998.0, "wait_censored_p99_s": 998.0}
+
+
+def test_censored_waits_equal_started_waits_when_every_gang_started():
+    gangs = build_summary(waits_log([40, 10, 30, 20]))["gangs"]
+    assert [gangs[f"wait_censored_p{p}_s"] for p in (50, 90, 99)] == [gangs[f"wait_p{p}_s"] for p in (50, 90, 99)]
+
+
+def test_summary_rows_say_whether_never_started_gangs_are_in_a_percentile():
+    rows = dict(summary_rows(build_summary(waits_log([40, 10, 30, 20], never=3))))
+    assert rows["gangs.wait_p90_s"] == "40 s; excl. 3 never started"
+    assert rows["gangs.wait_censored_p90_s"] == "998 s (16m38s); incl. 3 never started"
+    assert rows["gangs.never_started"] == "3"
 
 
 def test_gang_waits_keep_milliseconds():

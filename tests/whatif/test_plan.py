@@ -46,7 +46,7 @@ def test_plan_table_and_answer_line():
     res = invoke("plan", DEADLOCK, "--pool", "gpu", "--range", "28..34", "--target", "gangs.wait_p95_s <= 10m", "-j", "1")
     assert res.exit_code == 0, res.stderr
     assert "NodePool gpu: sizes tried (the trace has 25)" in res.stdout
-    assert "32 nodes (128 GPUs) is the smallest size that meets every target; 31 does not (both replayed)" in res.stdout.replace("\n", " ")
+    assert "32 nodes (128 GPUs) is the smallest size that meets every target; 31 does not (both replayed)" in " ".join(res.stdout.split())
     assert "yes ← answer" in res.stdout
 
 
