@@ -7,13 +7,37 @@ import functools
 import os
 import sys
 
+import re
+
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 
 from gangsim.errors import GangsimError
 from gangsim.whatif.variants import duration_option
 
-__all__ = ["duration_option", "fail", "stdout_console", "user_errors"]
+__all__ = ["Command", "duration_option", "fail", "stdout_console", "user_errors"]
+
+
+_USAGE_ARGUMENT = re.compile(r"^([{\[])(\w+)([}\]])")
+
+
+class Command(TyperCommand):
+    """Every gangsim command's help: usage lines name arguments as ``TRACES...`` (Typer writes
+    ``{traces}...``), and boolean flags show no ``<bool>`` value (they take none)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        def piece(text: str) -> str:
+            return _USAGE_ARGUMENT.sub(lambda m: m[2].upper() if m[1] == "{" else f"[{m[2].upper()}]", text)
+
+        return [piece(p) for p in super().collect_usage_pieces(ctx)]
+
+    def get_params(self, ctx) -> list:
+        params = super().get_params(ctx)
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+        return params
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gangsim.commands.common import duration_option, stdout_console, user_errors
+from gangsim.commands.common import Command, duration_option, stdout_console, user_errors
 from gangsim.errors import UsageError
 
 __all__ = ["register"]
@@ -366,6 +366,6 @@ def sweep(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(user_errors(diff))
-    app.command()(user_errors(plan))
-    app.command()(user_errors(sweep))
+    app.command(cls=Command)(user_errors(diff))
+    app.command(cls=Command)(user_errors(plan))
+    app.command(cls=Command)(user_errors(sweep))
