@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 import gangsim.commands.compare  # noqa: F401 - registers its commands below
 import gangsim.commands.traces  # noqa: F401
@@ -41,14 +41,27 @@ class OutputFormat(StrEnum):
 
 
 def _progress_bar(enabled: bool):
-    """A progress bar on stderr for long replays; off when stderr is not a terminal."""
+    """A progress bar on stderr for long replays: the simulated clock, % of the horizon (without
+    one, of the last trace event; the replay then drains at 100 %), pods bound so far and pending
+    now, and an ETA from the rate so far. Off when stderr is not a terminal."""
     if not enabled or not sys.stderr.isatty():
         return None, None
-    progress = Progress(TextColumn("replaying"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of simulated time"), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-    task = progress.add_task("replay", total=1)
+    from gangsim.report.summary import fmt_count, fmt_duration
 
-    def update(now: int, until: int) -> None:
-        progress.update(task, completed=min(1.0, now / until) if until else 1.0)
+    progress = Progress(
+        TextColumn("replaying"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of {task.fields[until]}"),
+        TextColumn("sim {task.fields[clock]}"), TextColumn("{task.fields[pods]}"), TextColumn("ETA"), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    )  # fmt: skip
+    task = progress.add_task("replay", total=1, until="?", clock="0s", pods="")
+    last = [-1]
+
+    def update(now: int, until: int, bound: int, pending: int) -> None:
+        if now - last[0] < until / 1000:  # at most ~1000 refreshes per replay
+            return
+        last[0] = now
+        progress.update(task, completed=min(1.0, now / until) if until else 1.0, until=fmt_duration(until / 1000),
+                        clock=fmt_duration(now // 1000), pods=f"{fmt_count(bound)} bound, {fmt_count(pending)} pending")
 
     return progress, update
 

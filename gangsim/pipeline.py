@@ -17,7 +17,7 @@ from gangsim.load import load_trace
 from gangsim.report import Report, build_report
 from gangsim.sim.replay import replay
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int, int, int], None]  # (now_ms, until_ms, pods bound so far, pods pending)
 
 
 def load(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> Trace:
