@@ -25,17 +25,14 @@ from rich.console import Console, Group
 from rich.text import Text
 
 from gangsim.report.diff import Diff, flatten
-from gangsim.report.metrics import MetricInfo, is_started_only_wait, metric_info
 from gangsim.report.render_markdown import md_cell
-from gangsim.report.render_rich import fitted_table, grid_width, is_section_row
-from gangsim.report.summary import Grid, fmt_count, fmt_delta_in, fmt_duration, fmt_in, row_unit
+from gangsim.report.render_rich import fitted_table, grid_width
+from gangsim.report.summary import Grid, fmt_delta_in, fmt_duration, is_section_row, metric_cell, row_unit, sectioned
 
 __all__ = [
     "ToneGrid",
     "diff_json",
     "diff_metrics_grid",
-    "fmt_delta",
-    "fmt_metric",
     "gang_changes_grid",
     "render_diff_json",
     "render_diff_markdown",
@@ -67,28 +64,8 @@ class ToneGrid:
 # How a metric and a delta read
 
 
-def fmt_metric(key: str, value: float | int | None) -> str:
-    """One value on its own, with its unit: ``85.3 GPU-h``, ``1h1m3s``, ``63.2%``, ``3``."""
-    unit = row_unit(key, [value])
-    text = fmt_in(unit, value)
-    if value is None or unit in ("", "time"):
-        return text
-    return f"{text}%" if unit == "%" else f"{text} {unit}"
-
-
-def fmt_delta(key: str, value: float | int | None) -> str:
-    """A signed difference on its own: ``+28m57s``, ``-5.2 pp``, ``+3``; ``=`` when nothing changed."""
-    unit = row_unit(key, [value])
-    text = fmt_delta_in(unit, value)
-    return f"{text} {unit}" if unit.startswith("GPU") and value else text
-
-
 def _wait(value: float | None) -> str:
     return "never" if value is None else fmt_duration(value)
-
-
-def _label(info: MetricInfo) -> str:
-    return f"  {info.leaf} (started only)" if is_started_only_wait(info.key) else f"  {info.leaf}"
 
 
 def window_line(diff: Diff) -> str:
@@ -125,29 +102,28 @@ def diff_metrics_grid(diff: Diff) -> ToneGrid:
     numeric = (False, False) + (True,) * (len(columns) - 2)
     never = [flatten(s).get("gangs.never_started", 0) for s in diff.summaries]
     rows: list[tuple[str, ...]] = []
-    tones: list[tuple[str, ...]] = []
-    section = None
+    tones: dict[str, tuple[str, ...]] = {}
     for m in diff.metrics:
-        info = metric_info(m.key)
-        if info.section and info.section != section:
-            section = info.section
-            rows.append((section,) + ("",) * (len(columns) - 1))
-            tones.append(("section",) + ("",) * (len(columns) - 1))
         unit = row_unit(m.key, [*m.values, *m.deltas])
-
-        def value(i: int, v: float | int | None, key: str = m.key, unit: str = unit) -> str:
-            note = f" ({fmt_count(never[i])} never)" if never[i] and key.startswith("gangs.wait_") and v is not None else ""
-            return fmt_in(unit, v) + note
-
-        row = [_label(info) if info.section else info.leaf, unit, value(0, m.values[0])]
+        row = [m.key, unit, metric_cell(m.key, unit, m.values[0], never[0])]
         tone_row = ["", "", ""]
         for i, (v, d, t) in enumerate(zip(m.values[1:], m.deltas, m.tones, strict=True), start=1):
-            row += [value(i, v), fmt_delta_in(unit, d)]
+            row += [metric_cell(m.key, unit, v, never[i]), fmt_delta_in(unit, d)]
             tone_row += [t, t]
         rows.append(tuple(row))
-        tones.append(tuple(tone_row))
+        tones[m.key] = tuple(tone_row)
+    shown = sectioned(rows)
+    keys = [m.key for m in diff.metrics]
+    # the tones follow the rows; a section heading has none
+    tone_rows, k = [], 0
+    for row in shown:
+        if is_section_row(row):
+            tone_rows.append(("section",) + ("",) * (len(columns) - 1))
+        else:
+            tone_rows.append(tones[keys[k]])
+            k += 1
     title = f"Summary: {diff.trace} (deltas against {diff.baseline})"
-    return ToneGrid(title, columns, numeric, tuple(rows), tuple(tones))
+    return ToneGrid(title, columns, numeric, tuple(shown), tuple(tone_rows))
 
 
 def gang_changes_grid(diff: Diff) -> ToneGrid:
@@ -161,7 +137,7 @@ def gang_changes_grid(diff: Diff) -> ToneGrid:
         tone_row = ["", ""]
         for wait, d, t in zip(g.waits[1:], g.deltas, g.tones, strict=True):
             if d is not None:
-                shown = fmt_delta("gangs.wait_s", d)
+                shown = fmt_delta_in("time", d)
             elif wait is None and g.waits[0] is None:
                 shown = "="
             else:

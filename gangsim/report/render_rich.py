@@ -15,20 +15,15 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from gangsim.report.summary import Grid, podgroup_cycles_grid, summary_grid
+from gangsim.report.summary import Grid, is_section_row, podgroup_cycles_grid, summary_grid
 from gangsim.report.tables import gang_grid, gangs_that_paid_grid, top_preemptors_grid
 
 if TYPE_CHECKING:
     from gangsim.report import Report
 
-__all__ = ["fitted_table", "grid_table", "grid_width", "is_section_row", "new_table", "render_terminal"]
+__all__ = ["fitted_table", "grid_table", "grid_width", "new_table", "render_terminal"]
 
 STYLES = {"better": "green", "worse": "red", "same": "dim", "neutral": "", "section": "bold", "": ""}
-
-
-def is_section_row(row: tuple[str, ...]) -> bool:
-    """A section header (``gpu``, ``gangs`` …): a name and nothing else."""
-    return len(row) > 1 and bool(row[0]) and not any(row[1:])
 
 
 def grid_width(columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> int:
@@ -72,25 +67,39 @@ def fitted_table(
             style = "bold" if is_section_row(row) else None
             table.add_row(*(Text(cell, style=style or STYLES.get(t, "")) for cell, t in zip(row, row_tones, strict=True)))
         return Group(Text(title, style="italic"), table)
-    table = Table(box=box.SIMPLE_HEAD, show_header=False)
-    table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True, justify="right")
-    table.add_column(no_wrap=True, justify="right")
+    return Group(Text(title, style="italic"), *_long_lines(columns, rows, tones))
+
+
+def _long_lines(columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...], tones: tuple[tuple[str, ...], ...]) -> list[Text]:
+    """The long layout as plain lines (no table: a heading never widens the value column)::
+
+        SECTION
+        heading (unit)
+            column      value   delta
+    """
     index = {name: j for j, name in enumerate(columns)}
+    shown = [j for j, name in enumerate(columns) if j > 0 and name != "unit" and not name.startswith("Δ ")]
+    name_w = max([len(columns[j]) for j in shown] + [0])
+    value_w = max([len(row[j]) for row in rows for j in shown] + [0])
+    lines: list[Text] = []
     for row, row_tones in zip(rows, tones, strict=True):
         heading = row[0].strip()
         if is_section_row(row):
-            table.add_row(Text(heading.upper(), style="bold underline"), Text(""), Text(""))
+            lines.append(Text(heading.upper(), style="bold underline"))
             continue
         unit = row[index["unit"]] if "unit" in index else ""
-        table.add_row(Text(f"{heading} ({unit})" if unit else heading, style="bold"), Text(""), Text(""))
-        for j, name in enumerate(columns[1:], start=1):
-            if name == "unit" or name.startswith("Δ ") or not row[j]:
+        lines.append(Text(f"{heading} ({unit})" if unit else heading, style="bold"))
+        for j in shown:
+            if not row[j]:
                 continue
-            d = index.get(f"Δ {name}")
-            delta = Text(row[d], style=STYLES.get(row_tones[d], "")) if d is not None else Text("")
-            table.add_row(Text(f"  {name}"), Text(row[j], style=STYLES.get(row_tones[j], "")), delta)
-    return Group(Text(title, style="italic"), table)
+            line = Text(f"    {columns[j]:<{name_w}}  ")
+            line.append(f"{row[j]:>{value_w}}", style=STYLES.get(row_tones[j], ""))
+            d = index.get(f"Δ {columns[j]}")
+            if d is not None:
+                line.append(f"  {row[d]}", style=STYLES.get(row_tones[d], ""))
+            line.no_wrap = True
+            lines.append(line)
+    return lines
 
 
 def grid_table(grid: Grid, width: int = 10_000) -> Group:

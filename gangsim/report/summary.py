@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangsim.eventlog import EventLog, GangState
-from gangsim.report.metrics import unit_of
+from gangsim.report.metrics import is_started_only_wait, unit_of
 
 __all__ = [
     "PERCENTILES",
@@ -36,12 +36,14 @@ __all__ = [
     "censored_waits_ms",
     "fmt_delta_in",
     "fmt_in",
+    "is_section_row",
+    "metric_cell",
+    "metric_label",
+    "sectioned",
     "row_unit",
     "fmt_count",
     "fmt_duration",
-    "fmt_gpu_seconds",
     "fmt_number",
-    "fmt_seconds",
     "never_note",
     "gpu_ms",
     "nearest_rank",
@@ -186,22 +188,6 @@ def fmt_duration(seconds: float) -> str:
     return sign + "".join(parts)
 
 
-def fmt_seconds(seconds: float) -> str:
-    """``5400`` → ``5,400 s (1h30m)``; the compact form only from a minute on."""
-    text = f"{fmt_number(seconds)} s"
-    if abs(seconds) >= 60:
-        text += f" ({fmt_duration(seconds)})"
-    return text
-
-
-def fmt_gpu_seconds(gpu_s: float) -> str:
-    """``6400`` → ``6,400 GPU-s (1.78 GPU-h)``; GPU-hours only from a GPU-minute on."""
-    text = f"{fmt_number(gpu_s)} GPU-s"
-    if abs(gpu_s) >= 60:
-        text += f" ({gpu_s / 3600:,.2f} GPU-h)"
-    return text
-
-
 def row_unit(key: str, values: list[float | int | None]) -> str:
     """The one unit a row (or column) of ``key`` values is shown in: ``GPU-h`` when any of them
     is an hour or more, else ``GPU-s``; ``%``; ``time`` (``1h2m3s``); ``""`` for counts."""
@@ -240,42 +226,61 @@ def fmt_delta_in(unit: str, value: float | int | None) -> str:
     return sign + fmt_in(unit, value) + (" pp" if unit == "%" else "")
 
 
-def _fmt_value(section: str, key: str, value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if key == "utilization" and isinstance(value, float):
-        return f"{value:.1%}"
-    if key.endswith("_s") and isinstance(value, (int, float)):
-        # GPU time (the gpu section, lost_gpu_s) reads as GPU-seconds; the rest are durations
-        return fmt_gpu_seconds(value) if section == "gpu" or "gpu" in key else fmt_seconds(value)
-    if isinstance(value, int):
-        return fmt_count(value)
-    if isinstance(value, float):
-        return fmt_number(value)
-    return str(value)
-
-
 def never_note(key: str, never_started: int) -> str:
-    """What a wait percentile says about the gangs that never started: ``excl. 3 never started``
-    beside a percentile over started gangs only, ``incl. 3 never started`` beside a censored one."""
+    """`` (3 never)`` beside a wait percentile of a run in which 3 gangs never started: left out
+    of a ``wait_pN_s`` (labelled "started only"), counted to the horizon in ``wait_censored_*``."""
     if not never_started or not key.startswith("gangs.wait_"):
         return ""
-    return f"{'incl.' if key.startswith('gangs.wait_censored_') else 'excl.'} {fmt_count(never_started)} never started"
+    return f" ({fmt_count(never_started)} never)"
 
 
-def summary_rows(summary: dict) -> list[tuple[str, str]]:
-    """``(section.key, formatted value)`` for every leaf of the summary, in key order; a wait
-    percentile says beside it whether the gangs that never started are in it (:func:`never_note`)."""
-    rows: list[tuple[str, str]] = []
+def metric_label(key: str) -> str:
+    """A key's row label under its section heading: the leaf, indented; a wait percentile over
+    started gangs only says so."""
+    section, _, leaf = key.rpartition(".")
+    if not section:
+        return leaf
+    return f"  {leaf} (started only)" if is_started_only_wait(key) else f"  {leaf}"
+
+
+def metric_cell(key: str, unit: str, value: float | int | None, never_started: int) -> str:
+    """One value in its row's unit, with :func:`never_note` beside a defined wait percentile."""
+    return fmt_in(unit, value) + (never_note(key, never_started) if value is not None else "")
+
+
+def summary_rows(summary: dict) -> list[tuple[str, str, str]]:
+    """``(section.key, unit, value)`` for every leaf of the summary, in key order: numbers in
+    their one unit (:func:`row_unit`), strings as they are."""
+    rows: list[tuple[str, str, str]] = []
     never = summary.get("gangs", {}).get("never_started", 0)
-    for key, value in summary.items():
-        if isinstance(value, dict):
-            for sub, v in value.items():
-                note = never_note(f"{key}.{sub}", never)
-                rows.append((f"{key}.{sub}", _fmt_value(key, sub, v) + (f"; {note}" if note else "")))
+    leaves = [(f"{k}.{sub}", v) for k, sec in summary.items() if isinstance(sec, dict) for sub, v in sec.items()]
+    for key, value in [(k, v) for k, v in summary.items() if not isinstance(v, dict)] + leaves:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            unit = row_unit(key, [value])
+            rows.append((key, unit, metric_cell(key, unit, value, never)))
         else:
-            rows.append((key, _fmt_value("", key, value)))
+            rows.append((key, "", str(value)))
     return rows
+
+
+def is_section_row(row: tuple[str, ...]) -> bool:
+    """A section heading (``gpu``, ``gangs`` …) in a grid: a name and nothing else."""
+    return len(row) > 1 and bool(row[0]) and not any(row[1:])
+
+
+def sectioned(rows: list[tuple[str, ...]], key_of=lambda row: row[0]) -> list[tuple[str, ...]]:
+    """``rows`` (their first cell a dotted key) with a heading row before each section and the
+    keys shown as :func:`metric_label`."""
+    out: list[tuple[str, ...]] = []
+    section = None
+    for row in rows:
+        key = key_of(row)
+        head = key.rpartition(".")[0]
+        if head and head != section:
+            section = head
+            out.append((head,) + ("",) * (len(row) - 1))
+        out.append((metric_label(key),) + tuple(row[1:]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +294,8 @@ class Grid:
 
 
 def summary_grid(summary: dict) -> Grid:
-    return Grid("Summary", ("metric", "value"), (False, False), tuple(summary_rows(summary)))
+    """metric | unit | value, keys grouped under their section."""
+    return Grid("Summary", ("metric", "unit", "value"), (False, False, True), tuple(sectioned(summary_rows(summary))))
 
 
 def podgroup_cycles_grid(summary: dict, timings: dict[str, list[float]]) -> Grid | None:

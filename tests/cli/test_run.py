@@ -69,10 +69,10 @@ def test_out_writes_all_six_outputs_with_the_documented_columns(tmp_path):
 def test_markdown_and_table_formats(tmp_path):
     md = runner.invoke(app, ["run", DEADLOCK, "--policy", "gang", "--format", "markdown"])
     assert md.exit_code == 0
-    assert "| metric | value |" in md.stdout
+    assert "| metric | unit | value |" in md.stdout and "| **gpu** |  |  |" in md.stdout
     table = runner.invoke(app, ["run", DEADLOCK, "--policy", "gang"])
     assert table.exit_code == 0
-    assert "gpu.stranded_s" in table.stdout and "ml/train-a" in table.stdout
+    assert "stranded_s" in table.stdout and "ml/train-a" in table.stdout
 
 
 def _files_bytes(d: Path) -> dict[str, bytes]:

@@ -100,3 +100,35 @@ def test_terminal_says_the_window_and_never_started_beside_each_percentile(start
 def test_fail_if_reads_censored_waits(started_fewer, expr, code):
     res = invoke("diff", started_fewer, "-p", "gang", "-p", "pod", "--fail-if", expr)
     assert res.exit_code == code, (res.stdout, res.stderr)
+
+
+def _report(waits_s: list[int], late_never: int):
+    """Gangs submitted at 0 that started after ``waits_s``, and ``late_never`` gangs submitted
+    1 s before the 1000 s horizon that never started (censored at 1 s)."""
+    from gangsim.report import build_report
+
+    from .logs import gang, make_log
+
+    log = make_log(horizon_ms=1_000_000)
+    log.gangs += [gang(f"ns/g{i}", started_ms=w * 1000) for i, w in enumerate(waits_s)]
+    log.gangs += [gang(f"ns/late{i}", submitted_ms=999_000) for i in range(late_never)]
+    return build_report(log)
+
+
+@pytest.mark.parametrize(
+    ("other_waits", "other_late_never", "want"),
+    [
+        # the RICC case: one more gang left unstarted, censored waits shorter (1 s) → not "better"
+        ([1, 1, 1], 1, "neutral"),
+        # every gang started, shorter waits → better
+        ([1, 1, 1, 1], 0, "better"),
+    ],
+    ids=["more-unstarted", "same-unstarted"],
+)
+def test_censored_wait_is_better_only_without_more_unstarted_gangs(other_waits, other_late_never, want):
+    from gangsim.report.diff import build_diff
+
+    diff = build_diff(["a", "b"], [_report([500, 500, 500, 500], 0), _report(other_waits, other_late_never)])
+    shades = {m.key: m.tones[0] for m in diff.metrics}
+    assert shades["gangs.wait_censored_p99_s"] == want
+    assert shades["gangs.wait_p99_s"] == "neutral"  # started-only: never coloured

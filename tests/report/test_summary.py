@@ -7,11 +7,10 @@ from gangsim.report import build_report
 from gangsim.report.summary import (
     build_summary,
     fmt_duration,
-    fmt_gpu_seconds,
     fmt_number,
-    fmt_seconds,
     gpu_ms,
     nearest_rank,
+    summary_grid,
     summary_rows,
 )
 
@@ -155,11 +154,14 @@ def test_censored_waits_equal_started_waits_when_every_gang_started():
     assert [gangs[f"wait_censored_p{p}_s"] for p in (50, 90, 99)] == [gangs[f"wait_p{p}_s"] for p in (50, 90, 99)]
 
 
-def test_summary_rows_say_whether_never_started_gangs_are_in_a_percentile():
-    rows = dict(summary_rows(build_summary(waits_log([40, 10, 30, 20], never=3))))
-    assert rows["gangs.wait_p90_s"] == "40 s; excl. 3 never started"
-    assert rows["gangs.wait_censored_p90_s"] == "998 s (16m38s); incl. 3 never started"
+def test_never_started_shown_beside_every_wait_percentile():
+    summary = build_summary(waits_log([40, 10, 30, 20], never=3))
+    rows = {key: value for key, _, value in summary_rows(summary)}
+    assert rows["gangs.wait_p90_s"] == "40s (3 never)"
+    assert rows["gangs.wait_censored_p90_s"] == "16m38s (3 never)"
     assert rows["gangs.never_started"] == "3"
+    labels = [row[0] for row in summary_grid(summary).rows]
+    assert "  wait_p90_s (started only)" in labels and "  wait_censored_p90_s" in labels and "gangs" in labels
 
 
 def test_gang_waits_keep_milliseconds():
@@ -197,11 +199,6 @@ def test_pod_counts():
 @pytest.mark.parametrize(
     ("fn", "value", "want"),
     [
-        (fmt_seconds, 5400, "5,400 s (1h30m)"),
-        (fmt_seconds, 5400.0, "5,400 s (1h30m)"),
-        (fmt_seconds, 59.5, "59.5 s"),
-        (fmt_seconds, 90.25, "90.25 s (1m30.25s)"),
-        (fmt_seconds, 0.0, "0 s"),
         (fmt_duration, 3600.0, "1h"),
         (fmt_duration, 3661.0, "1h1m1s"),
         (fmt_duration, 0.001, "0.001s"),
@@ -210,8 +207,6 @@ def test_pod_counts():
         (fmt_number, 1234.5, "1,234.5"),
         (fmt_number, 0.0, "0"),
         (fmt_number, 2.0, "2"),
-        (fmt_gpu_seconds, 7200.0, "7,200 GPU-s (2.00 GPU-h)"),
-        (fmt_gpu_seconds, 30.0, "30 GPU-s"),
     ],
 )
 def test_formatting(fn, value, want):
@@ -220,12 +215,16 @@ def test_formatting(fn, value, want):
 
 def test_summary_rows_cover_every_leaf_in_order():
     rows = summary_rows(build_summary(small_log()))
-    assert [label for label, _ in rows] == ["trace", "policy", "horizon_s"] + [
+    assert [label for label, _, _ in rows] == ["trace", "policy", "horizon_s"] + [
         f"{section}.{key}" for section in ("gpu", "gangs", "preemption", "pods", "scheduler") for key in KEYS[section]
     ]
-    values = dict(rows)
-    assert values["horizon_s"] == "400 s (6m40s)"
-    assert values["gpu.capacity_s"] == "6,400 GPU-s (1.78 GPU-h)"
-    assert values["gpu.utilization"] == "37.5%"
-    assert values["preemption.lost_gpu_s"] == "200 GPU-s (0.06 GPU-h)"
-    assert values["gangs.wait_p90_s"] == "250 s (4m10s)"
+    # one unit per row: GPU-h from a GPU-hour on, else GPU-s; durations as 1h2m3s; % for ratios
+    values = {key: (unit, value) for key, unit, value in rows}
+    assert values["horizon_s"] == ("time", "6m40s")
+    assert values["gpu.capacity_s"] == ("GPU-h", "1.78")
+    assert values["gpu.utilization"] == ("%", "37.5")
+    assert values["preemption.lost_gpu_s"] == ("GPU-s", "200")
+    assert values["gangs.wait_p90_s"] == ("time", "4m10s")
+    assert values["gangs.total"] == ("", "2")
+
+
