@@ -83,16 +83,17 @@ def _long_lines(columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...], ton
     value_w = max([len(row[j]) for row in rows for j in shown] + [0])
     lines: list[Text] = []
     for row, row_tones in zip(rows, tones, strict=True):
-        heading = row[0].strip()
+        heading = row[0].rstrip()
         if is_section_row(row):
-            lines.append(Text(heading.upper(), style="bold underline"))
+            lines.append(Text(heading, style="bold underline"))
             continue
         unit = row[index["unit"]] if "unit" in index else ""
         lines.append(Text(f"{heading} ({unit})" if unit else heading, style="bold"))
+        indent = " " * (len(heading) - len(heading.lstrip()) + 4)
         for j in shown:
             if not row[j]:
                 continue
-            line = Text(f"    {columns[j]:<{name_w}}  ")
+            line = Text(f"{indent}{columns[j]:<{name_w}}  ")
             line.append(f"{row[j]:>{value_w}}", style=STYLES.get(row_tones[j], ""))
             d = index.get(f"Δ {columns[j]}")
             if d is not None:
