@@ -17,7 +17,7 @@ from rich.text import Text
 
 from gangsim.report.diff import Condition, Verdict, target_keys
 from gangsim.report.render_diff import ToneGrid, tone_markdown, tone_table
-from gangsim.report.summary import fmt_count, fmt_in, row_unit, unit_header
+from gangsim.report.summary import fmt_count, fmt_duration, fmt_in, row_unit, unit_header
 
 __all__ = [
     "PlannedPool",
@@ -68,6 +68,8 @@ class PlannedPool(Protocol):
     def verified(self) -> bool: ...
     @property
     def non_monotonic(self) -> Sequence[tuple[int, int]]: ...
+    @property
+    def window_ms(self) -> int | None: ...
 
     def trial(self, size: int) -> PlannedTrial | None: ...
 
@@ -100,8 +102,11 @@ def _gpus(plan: PlannedPool, size: int) -> str:
 
 
 def plan_lines(plan: PlannedPool) -> list[tuple[str, str]]:
-    """``(tone, sentence)``: the answer, and a warning for every non-monotonic finding."""
+    """``(tone, sentence)``: the comparison window (tone ``""``), the answer, and a warning for
+    every non-monotonic finding."""
     lines: list[tuple[str, str]] = []
+    if plan.window_ms is not None:
+        lines.append(("", f"NodePool {plan.pool}: every size compared over 0 to {fmt_duration(plan.window_ms / 1000)}."))
     if plan.status == "unmet":
         top = plan.trial(plan.hi)
         failing = [v.describe() for v in top.verdicts if not v.held] if top else []
@@ -143,6 +148,7 @@ def plan_json(trace: str, label: str, conditions: Sequence[Condition], plans: Se
                 "answer": p.answer,
                 "verified": p.verified,
                 "non_monotonic": [list(pair) for pair in p.non_monotonic],
+                "window_s": None if p.window_ms is None else p.window_ms / 1000,
                 "trials": [
                     {"size": t.size, "meets": t.meets, "targets": [v.to_json() for v in t.verdicts], "metrics": t.metrics}
                     for t in p.trials
@@ -163,7 +169,7 @@ def render_plan_markdown(trace: str, label: str, conditions: Sequence[Condition]
     for plan in plans:
         lines += ["", f"### NodePool {plan.pool}", ""]
         for tone, text in plan_lines(plan):
-            lines.append(f"- {'✅' if tone == 'better' else '⚠️'} {text}")
+            lines.append(f"- {'✅ ' if tone == 'better' else '⚠️ ' if tone == 'worse' else ''}{text}")
         lines.append("")
         lines += tone_markdown(plan_grid(plan))
     return "\n".join(lines) + "\n"
@@ -174,7 +180,7 @@ def render_plan_terminal(trace: str, label: str, conditions: Sequence[Condition]
     for plan in plans:
         console.print(tone_table(plan_grid(plan), console.width))
         for tone, text in plan_lines(plan):
-            console.print(Text(text, style="bold green" if tone == "better" else "bold red"))
+            console.print(Text(text, style={"better": "bold green", "worse": "bold red"}.get(tone, "")))
 
 
 def plan_series(plan: PlannedPool, conditions: Sequence[Condition]) -> dict:

@@ -57,18 +57,16 @@ def run_in_common_window(
     outcomes = runner.map([replace(t, keep_log=True) for t in tasks], progress=progress)
     longest: dict[Hashable, int] = {}
     for task, outcome in zip(tasks, outcomes, strict=True):
-        assert outcome.log is not None
         key = group(task)
-        longest[key] = max(longest.get(key, 0), outcome.log.info.horizon_ms)
+        longest[key] = max(longest.get(key, 0), _natural_ms(outcome))
     out: list[Outcome] = []
     windows: list[int] = []
     naturals: list[int] = []
     for task, outcome in zip(tasks, outcomes, strict=True):
         log = outcome.log
-        assert log is not None
-        natural = log.info.horizon_ms
+        natural = _natural_ms(outcome)
         window = longest[group(task)]
-        if window > natural and log.info.stopped_by == "idle":
+        if log is not None and window > natural and log.info.stopped_by == "idle":
             out.append(outcome_of(log.over_window(window), task, natural_horizon_ms=natural))
         else:
             window = natural
@@ -77,3 +75,10 @@ def run_in_common_window(
         naturals.append(natural)
     given = all(t.horizon_ms is not None for t in tasks)
     return out, Window(tuple(windows), tuple(naturals), given)
+
+
+def _natural_ms(outcome: Outcome) -> int:
+    """Where the run stopped (a runner that ships no log: its summary's ``horizon_s``)."""
+    if outcome.log is not None:
+        return outcome.log.info.horizon_ms
+    return round(float(outcome.summary.get("horizon_s", 0)) * 1000)
