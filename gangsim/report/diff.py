@@ -37,7 +37,6 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from functools import cache
 from typing import TYPE_CHECKING
 
