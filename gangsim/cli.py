@@ -12,15 +12,16 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 import gangsim.commands.compare  # noqa: F401 - registers its commands below
 import gangsim.commands.explain  # noqa: F401
 import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
-from gangsim.commands.common import duration_option, stdout_console, user_errors
+from gangsim.commands.common import Command, duration_option, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
+from gangsim.whatif.variants import parse_policy_spec
 
 app = typer.Typer(
     name="gangsim",
@@ -28,15 +29,10 @@ app = typer.Typer(
     "Permit-barrier and Workload-Scheduling-Cycle gang scheduling and compare GPU idle time, "
     "gang wait time and preemption victims.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: "gangsim[plot]" must not read as markup
     no_args_is_help=True,
     add_completion=False,
 )
-
-
-class PolicyName(StrEnum):
-    gang = "gang"
-    permit = "permit"
-    pod = "pod"
 
 
 class OutputFormat(StrEnum):
@@ -46,23 +42,36 @@ class OutputFormat(StrEnum):
 
 
 def _progress_bar(enabled: bool):
-    """A progress bar on stderr for long replays; off when stderr is not a terminal."""
+    """A progress bar on stderr for long replays: the simulated clock, % of the horizon (without
+    one, of the last trace event; the replay then drains at 100 %), pods bound so far and pending
+    now, and an ETA from the rate so far. Off when stderr is not a terminal."""
     if not enabled or not sys.stderr.isatty():
         return None, None
-    progress = Progress(TextColumn("replaying"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of simulated time"), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-    task = progress.add_task("replay", total=1)
+    from gangsim.report.summary import fmt_count, fmt_duration
 
-    def update(now: int, until: int) -> None:
-        progress.update(task, completed=min(1.0, now / until) if until else 1.0)
+    progress = Progress(
+        TextColumn("replaying"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of {task.fields[until]}"),
+        TextColumn("sim {task.fields[clock]}"), TextColumn("{task.fields[pods]}"), TextColumn("ETA"), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    )  # fmt: skip
+    task = progress.add_task("replay", total=1, until="?", clock="0s", pods="")
+    last = [-1]
+
+    def update(now: int, until: int, bound: int, pending: int) -> None:
+        if now - last[0] < until / 1000:  # at most ~1000 refreshes per replay
+            return
+        last[0] = now
+        progress.update(task, completed=min(1.0, now / until) if until else 1.0, until=fmt_duration(until / 1000),
+                        clock=fmt_duration(now // 1000), pods=f"{fmt_count(bound)} bound, {fmt_count(pending)} pending")
 
     return progress, update
 
 
-@app.command()
+@app.command(cls=Command)
 @user_errors
 def run(
     traces: Annotated[list[Path], typer.Argument(help="Trace files or directories (merged in order).", show_default=False)],
-    policy: Annotated[PolicyName, typer.Option("--policy", "-p", case_sensitive=False, help="Scheduler policy.")] = PolicyName.gang,
+    policy: Annotated[str, typer.Option("--policy", "-p", help="NAME[+VARIANT...][:CONFIG.yaml], NAME one of gang|permit|pod, variants partial-success, old-timestamp, no-batching (as in diff).")] = "gang",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write report tables (Parquet + CSV) and summary.json here.")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", case_sensitive=False, help="What to print on stdout.")] = OutputFormat.table,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for upstream's random tie-breaks (default: node order).")] = None,
@@ -79,14 +88,17 @@ def run(
         if out is None:
             raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
         require_matplotlib()
+    head, sep, path = policy.strip().partition(":")
+    spec = parse_policy_spec(head.lower() + sep + path)  # the name is case-insensitive, a path is not
     horizon_ms = duration_option(horizon)
     trace = pipeline.load([str(t) for t in traces], config_path=config)
+    scheduler_config = spec.config(trace.config)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
     if bar is not None:
         with bar:
-            report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms, progress=update)
+            report = pipeline.run_policy(trace, spec.policy, seed=seed, horizon_ms=horizon_ms, config=scheduler_config, progress=update)
     else:
-        report = pipeline.run_policy(trace, policy.value, seed=seed, horizon_ms=horizon_ms)
+        report = pipeline.run_policy(trace, spec.policy, seed=seed, horizon_ms=horizon_ms, config=scheduler_config)
     plots: dict[str, bytes] = {}
     if plot:  # drawn before anything is written, so a failure leaves --out untouched
         from gangsim.report.figures import report_files
@@ -94,7 +106,7 @@ def run(
         from gangsim.report.tables import gang_grid
 
         tables = [summary_grid(report.summary), gang_grid(report.tables["gangs"], top)]
-        plots = report_files("run", [policy.value], [report], tables, f"gangsim run: {report.summary['trace']} (policy {policy.value})")
+        plots = report_files("run", [spec.label], [report], tables, f"gangsim run: {report.summary['trace']} (policy {spec.label})")
     if out is not None:
         write_report(report, out, extra=plots)  # report and figures become visible in one switch
     if fmt is OutputFormat.json:
@@ -107,7 +119,7 @@ def run(
             Console(stderr=True).print(f"[dim]report written to {out}[/dim]")
 
 
-@app.command()
+@app.command(cls=Command)
 @user_errors
 def validate(
     traces: Annotated[list[Path], typer.Argument(help="Trace files or directories.", show_default=False)],
@@ -124,7 +136,7 @@ def validate(
     raise typer.Exit(exit_code(findings))
 
 
-@app.command()
+@app.command(cls=Command)
 def version() -> None:
     """Print the gangsim version."""
     print(__version__)

@@ -8,7 +8,7 @@ points back into scheduler or simulator state.
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -165,6 +165,19 @@ class EventLog:
     # (kind, object, reason) -> [time of the last such event, its distinct messages so far, or
     # None once they were combined]: kept small, one per pending pod
     _similar: dict[tuple[str, str, str], list] = field(default_factory=dict)
+
+    def over_window(self, window_ms: int) -> "EventLog":
+        """This log read over ``[0, window_ms)`` when that is longer than its own horizon.
+
+        Exact only for a replay that stopped because nothing could change any more
+        (``stopped_by == "idle"``): its last state then holds until ``window_ms``, which is what a
+        replay run with ``--horizon window_ms`` would report. A shallow copy; ``self`` is unchanged.
+        """
+        if window_ms <= self.info.horizon_ms:
+            return self
+        if self.info.stopped_by != "idle":
+            raise ValueError(f"a replay stopped by {self.info.stopped_by or 'nothing'} cannot be read past its horizon")
+        return replace(self, info=replace(self.info, horizon_ms=window_ms))
 
     def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
         if reason in _AGGREGATED:

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.trace import Trace
+from gangsim.eventlog import EventLog
 from gangsim.load import load_trace
 from gangsim.report import Report, build_report
 from gangsim.sim.replay import replay
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int, int, int], None]  # (now_ms, until_ms, pods bound so far, pods pending)
 
 
 def load(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> Trace:
@@ -33,5 +34,17 @@ def run_policy(
     progress: Progress | None = None,
 ) -> Report:
     """One replay of ``trace`` under ``policy`` and its report; ``config`` ``None``: the trace's own."""
-    log = replay(trace, policy, seed=seed, horizon_ms=horizon_ms, config=config, progress=progress)
-    return build_report(log)
+    return build_report(replay_policy(trace, policy, seed=seed, horizon_ms=horizon_ms, config=config, progress=progress))
+
+
+def replay_policy(
+    trace: Trace,
+    policy: str,
+    *,
+    seed: int | None = None,
+    horizon_ms: int | None = None,
+    config: SchedulerConfig | None = None,
+    progress: Progress | None = None,
+) -> EventLog:
+    """One replay's event log (what :func:`run_policy` reports on)."""
+    return replay(trace, policy, seed=seed, horizon_ms=horizon_ms, config=config, progress=progress)

@@ -15,8 +15,10 @@ BINPACK = str(ROOT / "traces" / "configs" / "binpack-gpus.yaml")
 runner = CliRunner()
 
 
-def invoke(*args: str):
-    return runner.invoke(app, [str(a) for a in args])
+def invoke(*args: str, columns: int | None = None):
+    """Run the CLI as if piped: 100 columns (PIPED_WIDTH) unless ``columns`` sets $COLUMNS (the
+    test runner's own $COLUMNS, e.g. xdist's 80, is not inherited)."""
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns) if columns else None})
 
 
 def invoke_json(*args: str, code: int = 0) -> dict:

@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gangsim.commands.common import duration_option, stdout_console, user_errors
+from gangsim.commands.common import Command, duration_option, stdout_console, user_errors
 from gangsim.errors import UsageError
 
 __all__ = ["register"]
@@ -96,7 +96,7 @@ def diff(
 ) -> None:
     """Replay TRACE under several policies and compare them side by side.
 
-    Deltas are against the first --policy: green is better, red worse (less stranded GPU time, shorter waits, fewer victims, more gangs started …). Exit 1 when a --fail-if holds.
+    Every policy is compared over the same window (--horizon, or the longest run). Deltas are against the first --policy: green is better, red worse, only where one direction is right (less stranded GPU time, shorter waits counting every gang, fewer victims, more gangs started …). Exit 1 when a --fail-if holds.
     """
     from gangsim import pipeline
     from gangsim.report.bundle import write_files
@@ -107,10 +107,10 @@ def diff(
         render_diff_json,
         render_diff_markdown,
         render_diff_terminal,
-        table_width,
     )
     from gangsim.whatif.sweep import Runner, Task
     from gangsim.whatif.variants import parse_policy_specs
+    from gangsim.whatif.window import run_in_common_window
 
     specs = parse_policy_specs(policies or list(DEFAULT_DIFF_POLICIES))
     if len(specs) < 2:
@@ -122,9 +122,10 @@ def diff(
     trace = pipeline.load([str(t) for t in traces], config_path=config)
     tasks = [Task(0, s.policy, s.config(trace.config), seed, horizon_ms, keep_report=True) for s in specs]
     with _progress(progress and fmt is OutputFormat.table, "replaying") as update, Runner([trace], jobs=jobs) as runner:
-        outcomes = runner.map(tasks, progress=update)
+        outcomes, window = run_in_common_window(runner, tasks, progress=update)
     reports = [o.report for o in outcomes]
-    result = build_diff(labels, reports, conditions=conditions, top=top)  # type: ignore[arg-type]
+    natural_s = [ms / 1000 for ms in window.natural_ms]
+    result = build_diff(labels, reports, conditions=conditions, top=top, natural_s=natural_s)  # type: ignore[arg-type]
 
     if out is not None:
         files = {"diff.json": render_diff_json(result), "diff.md": render_diff_markdown(result).encode("utf-8")}
@@ -142,8 +143,7 @@ def diff(
     elif fmt is OutputFormat.markdown:
         sys.stdout.write(render_diff_markdown(result))
     else:
-        needed = max(table_width(diff_metrics_grid(result)), table_width(gang_changes_grid(result)))
-        render_diff_terminal(result, stdout_console(needed))
+        render_diff_terminal(result, stdout_console())
         if out is not None:
             Console(stderr=True).print(f"[dim]diff written to {out}[/dim]")
     _held([v.describe() for v in result.held])
@@ -249,10 +249,7 @@ def plan(
     elif fmt is OutputFormat.markdown:
         sys.stdout.write(render_plan_markdown(trace_name, spec.label, conditions, plans))
     else:
-        from gangsim.report.render_diff import table_width
-
-        needed = max([table_width(plan_grid(p)) for p in plans] + [0])
-        render_plan_terminal(trace_name, spec.label, conditions, plans, stdout_console(needed))
+        render_plan_terminal(trace_name, spec.label, conditions, plans, stdout_console())
     raise typer.Exit(1 if any(p.status == "unmet" for p in plans) else 0)
 
 
@@ -308,10 +305,10 @@ def sweep(
 ) -> None:
     """Replay a grid of traces x configs x policies x seeds x pool sizes; one table, one row per run."""
     from gangsim.report.diff import is_undefined
-    from gangsim.report.render_diff import fmt_metric
     from gangsim.report.render_rich import grid_table
-    from gangsim.report.summary import Grid
+    from gangsim.report.summary import Grid, fmt_in, row_unit, unit_header
     from gangsim.whatif.sweep import Runner, load_grid_file, make_grid, prepare, sweep_table, write_table
+    from gangsim.whatif.window import run_in_common_window
 
     spec: dict = load_grid_file(grid_file) if grid_file is not None else {}
     if traces:
@@ -338,8 +335,10 @@ def sweep(
         horizon=spec.get("horizon"),
     )
     prepared = prepare(grid)
+    configs = len(prepared.grid.configs)
     with _progress(progress, "sweep") as update, Runner(prepared.traces, backend=backend.value, jobs=jobs, address=ray_address) as runner:
-        outcomes = runner.map(prepared.tasks, progress=update)
+        # one window per --trace value: its runs under every config, policy, seed and pool size
+        outcomes, _window = run_in_common_window(runner, prepared.tasks, group=lambda t: t.trace // configs, progress=update)
     table = sweep_table(prepared, outcomes)
     for path in outputs or []:
         write_table(table, path)
@@ -349,21 +348,24 @@ def sweep(
         return
     coords = ["run", "trace", "config", "policy", "seed"] + [c for c in table.columns if c.startswith("pool.")]
     varying = [c for c in coords if c == "run" or table.get_column(c).n_unique() > 1]
-    columns = tuple(varying) + SWEEP_SHOWN
+    values = {k: [None if is_undefined(o.summary, k) else row[k] for row, o in zip(table.iter_rows(named=True), outcomes, strict=True)]
+              for k in SWEEP_SHOWN}
+    units = {k: row_unit(k, v) for k, v in values.items()}
+    columns = tuple(varying) + tuple(unit_header(k, units[k]) for k in SWEEP_SHOWN)
     rows = []
-    for row, outcome in zip(table.iter_rows(named=True), outcomes, strict=True):
+    for i, row in enumerate(table.iter_rows(named=True)):
         cells = [("" if row[c] is None else str(row[c])) for c in varying]
-        cells += [fmt_metric(k, None if is_undefined(outcome.summary, k) else row[k]) for k in SWEEP_SHOWN]
+        cells += [fmt_in(units[k], values[k][i]) for k in SWEEP_SHOWN]
         rows.append(tuple(cells))
     numeric = tuple(c in ("run", "seed") or c.startswith("pool.") for c in varying) + (True,) * len(SWEEP_SHOWN)
-    view = Grid(f"sweep: {table.height} runs", columns, numeric, tuple(rows))
-    width = sum(max([len(c)] + [len(r[i]) for r in rows]) + 3 for i, c in enumerate(columns)) + 2
-    stdout_console(width).print(grid_table(view))
+    view = Grid(f"sweep: {table.height} runs (runs of one trace compared over one window: see horizon_s)", columns, numeric, tuple(rows))
+    console = stdout_console()
+    console.print(grid_table(view, console.width))
     for path in outputs or []:
         Console(stderr=True).print(f"[dim]table written to {path}[/dim]")
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(user_errors(diff))
-    app.command()(user_errors(plan))
-    app.command()(user_errors(sweep))
+    app.command(cls=Command)(user_errors(diff))
+    app.command(cls=Command)(user_errors(plan))
+    app.command(cls=Command)(user_errors(sweep))

@@ -22,6 +22,7 @@ from typing import Annotated
 
 import typer
 
+from gangsim.commands.common import Command
 from gangsim.errors import GangsimError, UsageError
 
 
@@ -123,7 +124,7 @@ def _note(text: str, quiet: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("import")
+    @app.command("import", cls=Command)
     @_user_errors
     def import_(
         kind: Annotated[ImporterName, typer.Argument(help="Source format: openb, swf, gavel or kubectl.", case_sensitive=False, show_default=False)],
@@ -172,7 +173,7 @@ def register(app: typer.Typer) -> None:
         unit = "documents" if chosen is TraceFormat.yaml else "lines"
         _note(f"imported {kind.value}: {stats.summary()} -> {where} ({lines:,} {unit}, {elapsed:.1f}s)", quiet)
 
-    @app.command()
+    @app.command(cls=Command)
     @_user_errors
     def generate(
         preset: Annotated[str | None, typer.Option("--preset", help="Start from a preset: " + ", ".join(_preset_names()) + ".")] = None,

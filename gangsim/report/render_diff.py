@@ -12,7 +12,8 @@ The JSON (``gangsim diff --format json``) is deterministic (no wall times), keys
                  "delta": {<summary sections, numbers: label − baseline>},
                  "better": ["gpu.stranded_s", …], "worse": […]}],   # one per non-baseline policy
      "gangs": [{"gang": …, "wait_s": {label: s | null}, "delta_s": {label: s | null}}],
-     "fail_if": [{"expr": …, "held": true, "left": 1, "right": 2}]}
+     "fail_if": [{"expr": …, "held": true, "left": 1, "right": 2}],
+     "window": {"window_s": {label: s}, "natural_horizon_s": {label: s}}}   # see window_line
 """
 
 from __future__ import annotations
@@ -20,32 +21,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import orjson
-from rich.console import Console
-from rich.table import Table
+from rich.console import Console, Group
 from rich.text import Text
 
-from gangsim.report.diff import Diff
+from gangsim.report.diff import Diff, flatten
 from gangsim.report.render_markdown import md_cell
-from gangsim.report.render_rich import new_table
-from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number
+from gangsim.report.render_rich import fitted_table, grid_width
+from gangsim.report.summary import Grid, fmt_delta_in, fmt_duration, is_section_row, metric_cell, row_unit, sectioned
 from gangsim.report.waiting import short_reason
 
 __all__ = [
     "ToneGrid",
     "diff_json",
     "diff_metrics_grid",
-    "fmt_delta",
-    "fmt_metric",
     "gang_changes_grid",
     "render_diff_json",
     "render_diff_markdown",
     "render_diff_terminal",
     "table_width",
     "verdict_lines",
+    "window_line",
 ]
 
 MARKERS = {"better": "🟢 ", "worse": "🔴 "}
-STYLES = {"better": "green", "worse": "red", "same": "dim", "neutral": "", "": ""}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,48 +65,30 @@ class ToneGrid:
 # How a metric and a delta read
 
 
-def _is_gpu_time(key: str) -> bool:
-    section, _, leaf = key.rpartition(".")
-    return section == "gpu" or "gpu" in leaf
-
-
-def _gpu_time(gpu_s: float) -> str:
-    """Compact GPU time for side-by-side cells: ``63 GPU-s``, ``85.3 GPU-h``."""
-    if abs(gpu_s) >= 3600:
-        return f"{gpu_s / 3600:,.1f} GPU-h"
-    return f"{fmt_number(gpu_s)} GPU-s"
-
-
-def fmt_metric(key: str, value: float | int | None) -> str:
-    """One cell: GPU time in GPU-s or GPU-h, durations as ``1h1m3s``, utilization in %, counts;
-    ``n/a`` for an undefined value (a wait percentile when no gang started)."""
-    if value is None:
-        return "n/a"
-    leaf = key.rpartition(".")[2]
-    if leaf == "utilization":
-        return f"{value:.1%}"
-    if leaf.endswith("_s"):
-        return _gpu_time(value) if _is_gpu_time(key) else fmt_duration(value)
-    if isinstance(value, int):
-        return fmt_count(value)
-    return fmt_number(value)
-
-
-def fmt_delta(key: str, value: float | int | None) -> str:
-    """A signed difference: ``+28m57s``, ``-5.2 pp``, ``+3``; ``=`` when nothing changed."""
-    if value is None:
-        return "n/a"
-    if value == 0:
-        return "="
-    sign = "+" if value > 0 else ""
-    leaf = key.rpartition(".")[2]
-    if leaf == "utilization":
-        return f"{sign}{value * 100:.1f} pp"
-    return sign + fmt_metric(key, value)
-
-
 def _wait(value: float | None) -> str:
     return "never" if value is None else fmt_duration(value)
+
+
+def window_line(diff: Diff) -> str:
+    """Which window every policy is compared over, and whose run was read past where it stopped."""
+    if not diff.windows_s:
+        return ""
+    windows = sorted(set(diff.windows_s))
+    if len(windows) > 1:
+        each = ", ".join(f"{label} {fmt_duration(w)}" for label, w in zip(diff.labels, diff.windows_s, strict=True))
+        return f"Windows differ (a replay hit its safety horizon): {each}."
+    text = f"Window: 0 to {fmt_duration(windows[0])} for every policy"
+    widened = [f"{label} stopped at {fmt_duration(n)}" for label, n, w in zip(diff.labels, diff.natural_s, diff.windows_s, strict=True) if n < w]
+    if widened:
+        text += " (the longest run; " + ", ".join(widened) + ", idle after)"
+    return text + "."
+
+
+LEGEND = (
+    "Coloured only where one direction is right (README 'Which way is better'); "
+    "(N never): gangs that never started, left out of '(started only)' percentiles, "
+    "counted as waiting until the window's end in wait_censored_*."
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,21 +96,35 @@ def _wait(value: float | None) -> str:
 
 
 def diff_metrics_grid(diff: Diff) -> ToneGrid:
-    """metric | baseline | other | Δ other | …"""
+    """metric | unit | baseline | other | Δ other | …, grouped under section rows; every value of
+    a row in one unit (:func:`~gangsim.report.summary.row_unit`)."""
     others = diff.labels[1:]
-    columns = ("metric", diff.baseline) + tuple(c for label in others for c in (label, f"Δ {label}"))
-    numeric = (False,) + (True,) * (len(columns) - 1)
-    rows, tones = [], []
+    columns = ("metric", "unit", diff.baseline) + tuple(c for label in others for c in (label, f"Δ {label}"))
+    numeric = (False, False) + (True,) * (len(columns) - 2)
+    never = [flatten(s).get("gangs.never_started", 0) for s in diff.summaries]
+    rows: list[tuple[str, ...]] = []
+    tones: dict[str, tuple[str, ...]] = {}
     for m in diff.metrics:
-        row = [m.key, fmt_metric(m.key, m.values[0])]
-        tone_row = ["", ""]
-        for value, d, t in zip(m.values[1:], m.deltas, m.tones, strict=True):
-            row += [fmt_metric(m.key, value), fmt_delta(m.key, d)]
+        unit = row_unit(m.key, [*m.values, *m.deltas])
+        row = [m.key, unit, metric_cell(m.key, unit, m.values[0], never[0])]
+        tone_row = ["", "", ""]
+        for i, (v, d, t) in enumerate(zip(m.values[1:], m.deltas, m.tones, strict=True), start=1):
+            row += [metric_cell(m.key, unit, v, never[i]), fmt_delta_in(unit, d)]
             tone_row += [t, t]
         rows.append(tuple(row))
-        tones.append(tuple(tone_row))
+        tones[m.key] = tuple(tone_row)
+    shown = sectioned(rows)
+    keys = [m.key for m in diff.metrics]
+    # the tones follow the rows; a section heading has none
+    tone_rows, k = [], 0
+    for row in shown:
+        if is_section_row(row):
+            tone_rows.append(("section",) + ("",) * (len(columns) - 1))
+        else:
+            tone_rows.append(tones[keys[k]])
+            k += 1
     title = f"Summary: {diff.trace} (deltas against {diff.baseline})"
-    return ToneGrid(title, columns, numeric, tuple(rows), tuple(tones))
+    return ToneGrid(title, columns, numeric, tuple(shown), tuple(tone_rows))
 
 
 def gang_changes_grid(diff: Diff) -> ToneGrid:
@@ -144,7 +138,7 @@ def gang_changes_grid(diff: Diff) -> ToneGrid:
         tone_row = ["", ""]
         for wait, d, t in zip(g.waits[1:], g.deltas, g.tones, strict=True):
             if d is not None:
-                shown = fmt_delta("gangs.wait_s", d)
+                shown = fmt_delta_in("time", d)
             elif wait is None and g.waits[0] is None:
                 shown = "="
             else:
@@ -169,26 +163,29 @@ def verdict_lines(diff: Diff) -> list[tuple[bool, str]]:
 
 
 def table_width(grid: ToneGrid) -> int:
-    """Columns the table needs to show every cell on one line (rich's SIMPLE_HEAD box: 3 per column)."""
-    widths = [max([len(name)] + [len(row[i]) for row in grid.rows]) for i, name in enumerate(grid.columns)]
-    return sum(widths) + 3 * len(widths) + 2
+    """Columns the side-by-side table needs (wider terminals get it, narrower the long layout)."""
+    return grid_width(grid.columns, grid.rows)
 
 
-def tone_table(grid: ToneGrid) -> Table:
-    """Delta columns are headed ``Δ`` (their label is the column to the left) to save width."""
-    table = new_table(grid.title, grid.columns, grid.numeric, grid.rows, header=lambda name: "Δ" if name.startswith("Δ ") else name)
-    for row, tones in zip(grid.rows, grid.tones, strict=True):
-        table.add_row(*(Text(cell, style=STYLES.get(t, "")) for cell, t in zip(row, tones, strict=True)))
-    return table
+def tone_table(grid: ToneGrid, width: int = 10_000) -> Group:
+    """Side by side when it fits ``width``, else one block per row; delta columns are headed
+    ``Δ`` (their label is the column to the left) to save width."""
+    return fitted_table(grid.title, grid.columns, grid.numeric, grid.rows, width, tones=grid.tones,
+                        header=lambda name: "Δ" if name.startswith("Δ ") else name)
 
 
 def render_diff_terminal(diff: Diff, console: Console) -> None:
-    """The summary side by side (green better, red worse than the baseline), the gangs whose wait
-    changed most, and each ``--fail-if`` that held."""
-    console.print(tone_table(diff_metrics_grid(diff)))
+    """The comparison window, the summary side by side (green better, red worse than the
+    baseline; long layout when the terminal is narrow), the gangs whose wait changed most, and
+    each ``--fail-if``."""
+    line = window_line(diff)
+    if line:
+        console.print(Text(line))
+    console.print(tone_table(diff_metrics_grid(diff), console.width))
+    console.print(Text(LEGEND, style="dim"))
     gangs = gang_changes_grid(diff)
     if gangs.rows:
-        console.print(tone_table(gangs))
+        console.print(tone_table(gangs, console.width))
     else:
         console.print(Text("Gang waits: no gang's wait changed."))
     for held, text in verdict_lines(diff):
@@ -208,6 +205,9 @@ def tone_markdown(grid: ToneGrid) -> list[str]:
         "|" + "|".join("---:" if numeric else "---" for numeric in grid.numeric) + "|",
     ]
     for row, tones in zip(grid.rows, grid.tones, strict=True):
+        if is_section_row(row):
+            lines.append("| " + " | ".join([f"**{md_cell(row[0])}**"] + [""] * (len(row) - 1)) + " |")
+            continue
         cells = []
         for j, (cell, t) in enumerate(zip(row, tones, strict=True)):
             marked = MARKERS.get(t, "") + cell if grid.columns[j].startswith("Δ ") else cell
@@ -221,6 +221,9 @@ def render_diff_markdown(diff: Diff) -> str:
     lines = [f"## gangsim diff: {md_cell(diff.trace)}", ""]
     labels = ", ".join(f"`{label}`" for label in diff.labels)
     lines.append(f"Policies: {labels}; deltas against `{diff.baseline}` (🟢 better, 🔴 worse).")
+    if window_line(diff):
+        lines += ["", window_line(diff)]
+    lines += ["", LEGEND]
     lines.append("")
     if diff.verdicts:
         lines += ["### --fail-if", ""]
@@ -286,6 +289,10 @@ def diff_json(diff: Diff) -> dict:
         "deltas": deltas,
         "gangs": gangs,
         "fail_if": [v.to_json() for v in diff.verdicts],
+        "window": {
+            "window_s": dict(zip(diff.labels, diff.windows_s, strict=True)),
+            "natural_horizon_s": dict(zip(diff.labels, diff.natural_s, strict=True)),
+        },
     }
 
 

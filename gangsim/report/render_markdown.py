@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gangsim.report.summary import Grid, summary_grid
+from gangsim.report.summary import Grid, is_section_row, summary_grid
 from gangsim.report.tables import gang_grid, gangs_that_paid_grid, top_preemptors_grid
 
 if TYPE_CHECKING:
@@ -29,7 +29,9 @@ def grid_markdown(grid: Grid) -> list[str]:
         "| " + " | ".join(md_cell(c) for c in grid.columns) + " |",
         "|" + "|".join("---:" if numeric else "---" for numeric in grid.numeric) + "|",
     ]
-    lines.extend("| " + " | ".join(md_cell(c) for c in row) + " |" for row in grid.rows)
+    for row in grid.rows:
+        cells = [f"**{md_cell(row[0])}**", *row[1:]] if is_section_row(row) else [md_cell(c) for c in row]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.text import Text
 
 from gangsim.report.diff import Condition, Verdict, target_keys
-from gangsim.report.render_diff import ToneGrid, fmt_metric, tone_markdown, tone_table
-from gangsim.report.summary import fmt_count
+from gangsim.report.render_diff import ToneGrid, tone_markdown, tone_table
+from gangsim.report.summary import fmt_count, fmt_duration, fmt_in, row_unit, unit_header
 
 __all__ = [
     "PlannedPool",
@@ -68,23 +68,27 @@ class PlannedPool(Protocol):
     def verified(self) -> bool: ...
     @property
     def non_monotonic(self) -> Sequence[tuple[int, int]]: ...
+    @property
+    def window_ms(self) -> int | None: ...
 
     def trial(self, size: int) -> PlannedTrial | None: ...
 
 
 def plan_grid(plan: PlannedPool) -> ToneGrid:
-    """size | GPUs | meets | each shown metric; rows green when every target holds, red otherwise."""
+    """One column per size tried, one row per shown metric (in one unit per row): ``GPUs``,
+    ``meets`` (green when every target holds, red otherwise) and the metrics, the targets' first;
+    sizes are few, metric names long, so this shape fits a terminal."""
     keys = list(plan.trials[0].metrics) if plan.trials else []
-    columns = ("nodes", "GPUs", "meets") + tuple(keys)
-    numeric = (True, True, False) + (True,) * len(keys)
-    rows, tones = [], []
-    for t in plan.trials:
-        mark = "yes" if t.meets else "no"
-        if plan.answer == t.size:
-            mark += " ← answer"
-        rows.append((fmt_count(t.size), fmt_count(t.size * plan.gpus_per_node), mark) + tuple(fmt_metric(k, t.metrics[k]) for k in keys))
-        tone = "better" if t.meets else "worse"
-        tones.append(("", "", tone) + tuple(tone if _in_target(t, k) else "" for k in keys))
+    columns = ("nodes",) + tuple(fmt_count(t.size) for t in plan.trials)
+    numeric = (False,) + (True,) * len(plan.trials)
+    marks = tuple(("yes ← answer" if plan.answer == t.size else "yes") if t.meets else "no" for t in plan.trials)
+    meets_tones = tuple("better" if t.meets else "worse" for t in plan.trials)
+    rows = [("GPUs",) + tuple(fmt_count(t.size * plan.gpus_per_node) for t in plan.trials), ("meets",) + marks]
+    tones = [("",) * len(columns), ("",) + meets_tones]
+    for k in keys:
+        unit = row_unit(k, [t.metrics[k] for t in plan.trials])
+        rows.append((unit_header(k, unit),) + tuple(fmt_in(unit, t.metrics[k]) for t in plan.trials))
+        tones.append(("",) + tuple(tone if _in_target(t, k) else "" for t, tone in zip(plan.trials, meets_tones, strict=True)))
     title = f"NodePool {plan.pool}: sizes tried (the trace has {plan.current})"
     return ToneGrid(title, columns, numeric, tuple(rows), tuple(tones))
 
@@ -98,8 +102,11 @@ def _gpus(plan: PlannedPool, size: int) -> str:
 
 
 def plan_lines(plan: PlannedPool) -> list[tuple[str, str]]:
-    """``(tone, sentence)``: the answer, and a warning for every non-monotonic finding."""
+    """``(tone, sentence)``: the comparison window (tone ``""``), the answer, and a warning for
+    every non-monotonic finding."""
     lines: list[tuple[str, str]] = []
+    if plan.window_ms is not None:
+        lines.append(("", f"NodePool {plan.pool}: every size compared over 0 to {fmt_duration(plan.window_ms / 1000)}."))
     if plan.status == "unmet":
         top = plan.trial(plan.hi)
         failing = [v.describe() for v in top.verdicts if not v.held] if top else []
@@ -141,6 +148,7 @@ def plan_json(trace: str, label: str, conditions: Sequence[Condition], plans: Se
                 "answer": p.answer,
                 "verified": p.verified,
                 "non_monotonic": [list(pair) for pair in p.non_monotonic],
+                "window_s": None if p.window_ms is None else p.window_ms / 1000,
                 "trials": [
                     {"size": t.size, "meets": t.meets, "targets": [v.to_json() for v in t.verdicts], "metrics": t.metrics}
                     for t in p.trials
@@ -161,7 +169,7 @@ def render_plan_markdown(trace: str, label: str, conditions: Sequence[Condition]
     for plan in plans:
         lines += ["", f"### NodePool {plan.pool}", ""]
         for tone, text in plan_lines(plan):
-            lines.append(f"- {'✅' if tone == 'better' else '⚠️'} {text}")
+            lines.append(f"- {'✅ ' if tone == 'better' else '⚠️ ' if tone == 'worse' else ''}{text}")
         lines.append("")
         lines += tone_markdown(plan_grid(plan))
     return "\n".join(lines) + "\n"
@@ -170,9 +178,9 @@ def render_plan_markdown(trace: str, label: str, conditions: Sequence[Condition]
 def render_plan_terminal(trace: str, label: str, conditions: Sequence[Condition], plans: Sequence[PlannedPool], console: Console) -> None:
     console.print(Text(f"plan: {trace} (policy {label}); targets: " + ", ".join(c.text for c in conditions)))
     for plan in plans:
-        console.print(tone_table(plan_grid(plan)))
+        console.print(tone_table(plan_grid(plan), console.width))
         for tone, text in plan_lines(plan):
-            console.print(Text(text, style="bold green" if tone == "better" else "bold red"))
+            console.print(Text(text, style={"better": "bold green", "worse": "bold red"}.get(tone, "")))
 
 
 def plan_series(plan: PlannedPool, conditions: Sequence[Condition]) -> dict:

@@ -8,7 +8,9 @@ integer GPU·ms arithmetic; seconds appear only at the end (``round(ms / 1000, 3
 - ``capacity_s`` ∫ gpus_total, ``busy_s`` ∫ gpus_busy, ``stranded_s`` ∫ (allocated − busy),
   ``free_while_pending_s`` ∫ (total − allocated) over the time where ``pending_gpu_pods > 0``,
   ``utilization`` busy / capacity (0.0 when there is no capacity), 6 decimals.
-- gang waits: nearest rank over started gangs, ``sorted[ceil(p/100 · n) − 1]``, on integer ms.
+- gang waits: nearest rank, ``sorted[ceil(p/100 · n) − 1]``, on integer ms. ``wait_pN_s`` and
+  ``wait_max_s`` over started gangs only; ``wait_censored_pN_s`` over every gang, a gang that never
+  started counting as waiting until the horizon (right-censored: its true wait is at least that).
 - a victim whose ``in_vain`` is still ``None`` at the horizon counts as in vain.
 
 Keys come out in the declared order (the JSON is written in that order); new keys go at the end
@@ -25,20 +27,29 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangsim.eventlog import EventLog, GangState
+from gangsim.report.metrics import is_started_only_wait, unit_of
 
 __all__ = [
     "PERCENTILES",
     "Grid",
     "build_summary",
+    "censored_waits_ms",
+    "fmt_delta_in",
+    "fmt_in",
+    "is_section_row",
+    "metric_cell",
+    "metric_label",
+    "sectioned",
+    "row_unit",
     "fmt_count",
     "fmt_duration",
-    "fmt_gpu_seconds",
     "fmt_number",
-    "fmt_seconds",
+    "never_note",
     "gpu_ms",
     "nearest_rank",
     "summary_grid",
     "summary_rows",
+    "unit_header",
 ]
 
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
@@ -84,12 +95,22 @@ def gpu_ms(log: EventLog) -> dict[str, int]:
     }
 
 
+def censored_waits_ms(log: EventLog) -> list[int]:
+    """Every gang's wait, ascending: started ones to their start, the rest to the horizon."""
+    horizon = int(log.info.horizon_ms)
+    return sorted(
+        g.started_ms - g.submitted_ms if g.started_ms is not None else max(horizon - g.submitted_ms, 0)
+        for g in log.gangs
+    )
+
+
 def build_summary(log: EventLog) -> dict:
     """The ``summary.json`` structure for one replay."""
     gpu = gpu_ms(log)
     utilization = round(gpu["busy"] / gpu["capacity"], 6) if gpu["capacity"] > 0 else 0.0
 
     waits = sorted(g.started_ms - g.submitted_ms for g in log.gangs if g.started_ms is not None)
+    censored = censored_waits_ms(log)
     total_gangs = len(log.gangs)
     started = len(waits)
 
@@ -113,6 +134,7 @@ def build_summary(log: EventLog) -> dict:
             "never_started": total_gangs - started,
             **{f"wait_p{p}_s": _s(nearest_rank(waits, p)) for p in PERCENTILES},
             "wait_max_s": _s(waits[-1] if waits else 0),
+            **{f"wait_censored_p{p}_s": _s(nearest_rank(censored, p)) for p in PERCENTILES},
         },
         "preemption": {
             "victims": len(victims),
@@ -166,46 +188,99 @@ def fmt_duration(seconds: float) -> str:
     return sign + "".join(parts)
 
 
-def fmt_seconds(seconds: float) -> str:
-    """``5400`` → ``5,400 s (1h30m)``; the compact form only from a minute on."""
-    text = f"{fmt_number(seconds)} s"
-    if abs(seconds) >= 60:
-        text += f" ({fmt_duration(seconds)})"
-    return text
+def row_unit(key: str, values: list[float | int | None]) -> str:
+    """The one unit a row (or column) of ``key`` values is shown in: ``GPU-h`` when any of them
+    is an hour or more, else ``GPU-s``; ``%``; ``time`` (``1h2m3s``); ``""`` for counts."""
+    unit = unit_of(key)
+    if unit == "gpu_time":
+        return "GPU-h" if any(v is not None and abs(v) >= 3600 for v in values) else "GPU-s"
+    return {"ratio": "%", "duration": "time"}.get(unit, "")
 
 
-def fmt_gpu_seconds(gpu_s: float) -> str:
-    """``6400`` → ``6,400 GPU-s (1.78 GPU-h)``; GPU-hours only from a GPU-minute on."""
-    text = f"{fmt_number(gpu_s)} GPU-s"
-    if abs(gpu_s) >= 60:
-        text += f" ({gpu_s / 3600:,.2f} GPU-h)"
-    return text
+def unit_header(key: str, unit: str) -> str:
+    """A column heading naming its unit (``gpu.stranded_s (GPU-h)``); durations read as ``1h2m``
+    and counts need none."""
+    return f"{key} ({unit})" if unit not in ("", "time") else key
 
 
-def _fmt_value(section: str, key: str, value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if key == "utilization" and isinstance(value, float):
-        return f"{value:.1%}"
-    if key.endswith("_s") and isinstance(value, (int, float)):
-        # GPU time (the gpu section, lost_gpu_s) reads as GPU-seconds; the rest are durations
-        return fmt_gpu_seconds(value) if section == "gpu" or "gpu" in key else fmt_seconds(value)
-    if isinstance(value, int):
-        return fmt_count(value)
-    if isinstance(value, float):
-        return fmt_number(value)
-    return str(value)
+def fmt_in(unit: str, value: float | int | None) -> str:
+    """A value in the unit :func:`row_unit` chose, without the unit's name; ``n/a`` for ``None``."""
+    if value is None:
+        return "n/a"
+    if unit == "GPU-h":
+        return fmt_number(round(value / 3600, 2))
+    if unit == "%":
+        return f"{value * 100:.1f}"
+    if unit == "time":
+        return fmt_duration(value)
+    return fmt_count(value) if isinstance(value, int) else fmt_number(value)
 
 
-def summary_rows(summary: dict) -> list[tuple[str, str]]:
-    """``(section.key, formatted value)`` for every leaf of the summary, in key order."""
-    rows: list[tuple[str, str]] = []
-    for key, value in summary.items():
-        if isinstance(value, dict):
-            rows.extend((f"{key}.{sub}", _fmt_value(key, sub, v)) for sub, v in value.items())
+def fmt_delta_in(unit: str, value: float | int | None) -> str:
+    """A signed difference in the row's unit: ``+28m57s``, ``-5.2 pp``, ``+3``; ``=`` for none."""
+    if value is None:
+        return "n/a"
+    if value == 0:
+        return "="
+    sign = "+" if value > 0 else ""
+    return sign + fmt_in(unit, value) + (" pp" if unit == "%" else "")
+
+
+def never_note(key: str, never_started: int) -> str:
+    """`` (3 never)`` beside a wait percentile of a run in which 3 gangs never started: left out
+    of a ``wait_pN_s`` (labelled "started only"), counted to the horizon in ``wait_censored_*``."""
+    if not never_started or not key.startswith("gangs.wait_"):
+        return ""
+    return f" ({fmt_count(never_started)} never)"
+
+
+def metric_label(key: str) -> str:
+    """A key's row label under its section heading: the leaf, indented; a wait percentile over
+    started gangs only says so."""
+    section, _, leaf = key.rpartition(".")
+    if not section:
+        return leaf
+    return f"  {leaf} (started only)" if is_started_only_wait(key) else f"  {leaf}"
+
+
+def metric_cell(key: str, unit: str, value: float | int | None, never_started: int) -> str:
+    """One value in its row's unit, with :func:`never_note` beside a defined wait percentile."""
+    return fmt_in(unit, value) + (never_note(key, never_started) if value is not None else "")
+
+
+def summary_rows(summary: dict) -> list[tuple[str, str, str]]:
+    """``(section.key, unit, value)`` for every leaf of the summary, in key order: numbers in
+    their one unit (:func:`row_unit`), strings as they are."""
+    rows: list[tuple[str, str, str]] = []
+    never = summary.get("gangs", {}).get("never_started", 0)
+    leaves = [(f"{k}.{sub}", v) for k, sec in summary.items() if isinstance(sec, dict) for sub, v in sec.items()]
+    for key, value in [(k, v) for k, v in summary.items() if not isinstance(v, dict)] + leaves:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            unit = row_unit(key, [value])
+            rows.append((key, unit, metric_cell(key, unit, value, never)))
         else:
-            rows.append((key, _fmt_value("", key, value)))
+            rows.append((key, "", str(value)))
     return rows
+
+
+def is_section_row(row: tuple[str, ...]) -> bool:
+    """A section heading (``gpu``, ``gangs`` …) in a grid: a name and nothing else."""
+    return len(row) > 1 and bool(row[0]) and not any(row[1:])
+
+
+def sectioned(rows: list[tuple[str, ...]], key_of=lambda row: row[0]) -> list[tuple[str, ...]]:
+    """``rows`` (their first cell a dotted key) with a heading row before each section and the
+    keys shown as :func:`metric_label`."""
+    out: list[tuple[str, ...]] = []
+    section = None
+    for row in rows:
+        key = key_of(row)
+        head = key.rpartition(".")[0]
+        if head and head != section:
+            section = head
+            out.append((head,) + ("",) * (len(row) - 1))
+        out.append((metric_label(key),) + tuple(row[1:]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +294,8 @@ class Grid:
 
 
 def summary_grid(summary: dict) -> Grid:
-    return Grid("Summary", ("metric", "value"), (False, False), tuple(summary_rows(summary)))
+    """metric | unit | value, keys grouped under their section."""
+    return Grid("Summary", ("metric", "unit", "value"), (False, False, True), tuple(sectioned(summary_rows(summary))))
 
 
 def podgroup_cycles_grid(summary: dict, timings: dict[str, list[float]]) -> Grid | None:

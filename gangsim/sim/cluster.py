@@ -82,6 +82,7 @@ class Cluster:
         self.gpus_allocated = 0
         self.gpus_busy = 0
         self.pending_pods = 0
+        self.binds = 0  # pods bound so far (the progress bar's count)
         self.pending_gpu_pods = 0
         self._cycle_requested_at = -1
         self.in_vain = InVainTracker()
@@ -165,6 +166,7 @@ class Cluster:
         if not was_waiting:
             self.gpus_allocated += sp.gpus
         self.pending_pods -= 1
+        self.binds += 1
         if sp.gpus:
             self.pending_gpu_pods -= 1
         self.jobs_model.started(sp.gang, sp.uid, sp, sp.gpus)

@@ -69,20 +69,24 @@ def replay(
     seed: int | None = None,
     horizon_ms: int | None = None,
     config: SchedulerConfig | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, int, int], None] | None = None,
     check_invariants: bool = False,
     recorder: Recorder | None = None,
 ) -> EventLog:
-    """``recorder`` (``gangsim explain``) sees each real scheduling attempt of the pods it wants."""
+    """Replay ``trace``; ``progress(now_ms, expected_ms, pods_bound, pods_pending)`` is called
+    between simulated instants (``expected_ms``: the horizon, or without one the last trace
+    event, after which the replay drains what is left); ``recorder`` (``gangsim explain``) sees
+    each real scheduling attempt of the pods it wants."""
     setup = Setup(trace, policy, seed=seed, config=config, recorder=recorder)
     log, engine, cluster, scheduler = setup.log, setup.engine, setup.cluster, setup.scheduler
     horizon = horizon_ms if horizon_ms is not None else trace.horizon_ms
     until = horizon if horizon is not None else trace.last_event_ms + SAFETY_HORIZON_MS
     total_events = len(trace.events)
+    expected = horizon if horizon is not None else trace.last_event_ms
 
     def stop() -> bool:
         if progress is not None:
-            progress(engine.now, until)
+            progress(engine.now, expected, cluster.binds, cluster.pending_pods)
         if check_invariants:
             scheduler.check_invariants()
         return horizon is None and engine.productive == 0 and scheduler.is_settled()

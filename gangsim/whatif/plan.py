@@ -12,6 +12,10 @@ meets the targets and the largest failing size below it.
 2. Otherwise ``lo`` fails and ``hi`` meets; narrow the bracket until ``hi − lo == 1``.
 3. The answer is ``hi``; ``hi`` and ``hi − 1`` have both been replayed (``verified``).
 
+Every size is compared over one window: ``--horizon`` when given; otherwise the first round (the
+two ends of the range) runs to its natural ends, the longer one becomes the window (the shorter is
+read on to it, exactly, see ``window.py``), and every later size is replayed with that horizon.
+
 Bisection assumes that more nodes never make a target worse. Scheduling is not monotonic in
 general (a different node count changes tie-breaks and preemption choices), so every pair of
 replayed sizes where a smaller one meets and a larger one fails is reported in
@@ -30,11 +34,12 @@ from dataclasses import dataclass, field
 from gangsim.errors import UsageError
 from gangsim.report.diff import Condition, Verdict, needs_gangs_table, target_keys
 from gangsim.whatif.sweep import Outcome, Runner, Task
+from gangsim.whatif.window import run_in_common_window
 
 __all__ = ["KEY_METRICS", "PoolPlan", "Trial", "parse_range", "plan_pool"]
 
 # shown for every size tried, after the targets' own keys
-KEY_METRICS = ("gpu.utilization", "gpu.stranded_s", "gangs.never_started", "preemption.victims")
+KEY_METRICS = ("horizon_s", "gpu.utilization", "gpu.stranded_s", "gangs.never_started", "preemption.victims")
 
 Progress = Callable[[str, int], None]  # (pool, runs done so far)
 
@@ -59,6 +64,7 @@ class PoolPlan:
     status: str  # "found" | "below-range" | "unmet"
     verified: bool  # answer meets and answer − 1 fails, both replayed
     non_monotonic: tuple[tuple[int, int], ...] = field(default=())  # (smaller meets, larger fails)
+    window_ms: int | None = None  # every size is compared over [0, window_ms)
 
     def trial(self, size: int) -> Trial | None:
         for t in self.trials:
@@ -111,16 +117,23 @@ def plan_pool(
     trials: dict[int, Trial] = {}
     held_pools = tuple((name, size) for name, size in base.pools if name != pool)
     width = max(1, runner.width)
+    window = base.horizon_ms  # one window for every size: --horizon, else fixed by the first round
 
     def evaluate(sizes: Sequence[int]) -> None:
+        nonlocal window
         new = [s for s in dict.fromkeys(sizes) if s not in trials and s >= 0]
         if not new:
             return
         tasks = [
-            Task(base.trace, base.policy, base.config, base.seed, base.horizon_ms, held_pools + ((pool, s),), extras)
+            Task(base.trace, base.policy, base.config, base.seed, window, held_pools + ((pool, s),), extras)
             for s in new
         ]
-        for size, outcome in zip(new, runner.map(tasks), strict=True):
+        if window is None:
+            outcomes, read = run_in_common_window(runner, tasks, group=lambda _t: 0)
+            window = max(read.window_ms)
+        else:
+            outcomes = runner.map(tasks)
+        for size, outcome in zip(new, outcomes, strict=True):
             trials[size] = _trial(size, outcome, conditions, shown)
         if progress is not None:
             progress(pool, len(trials))
@@ -159,6 +172,7 @@ def plan_pool(
         status=status,
         verified=verified,
         non_monotonic=tuple(non_monotonic),
+        window_ms=window,
     )
 
 

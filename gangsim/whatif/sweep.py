@@ -42,7 +42,8 @@ from gangsim import pipeline
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.trace import Trace
 from gangsim.errors import InputError, UsageError
-from gangsim.report import Report
+from gangsim.eventlog import EventLog
+from gangsim.report import Report, build_report
 from gangsim.report.diff import flatten, metric_types, metric_value
 from gangsim.whatif.pools import pool_info, resize_pools
 from gangsim.whatif.variants import PolicySpec, duration_option, parse_policy_specs
@@ -55,6 +56,7 @@ __all__ = [
     "Runner",
     "Task",
     "execute",
+    "outcome_of",
     "load_grid_file",
     "parse_sizes",
     "sweep_table",
@@ -81,6 +83,7 @@ class Task:
     pools: tuple[tuple[str, int], ...] = ()
     extras: tuple[str, ...] = ()  # metric keys not in the summary (gangs.wait_p95_s …)
     keep_report: bool = False  # ship the whole Report back (diff, plots)
+    keep_log: bool = False  # ship the EventLog back, to read it over a common window (window.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,8 @@ class Outcome:
     summary: dict
     extras: dict[str, float | int | None] = field(default_factory=dict)
     report: Report | None = None
+    log: EventLog | None = None  # only with Task.keep_log, until the common window is applied
+    natural_horizon_ms: int | None = None  # where the replay stopped by itself (before widening)
 
     def metric(self, key: str) -> float | int | None:
         if key in self.extras:
@@ -100,9 +105,21 @@ def execute(trace: Trace, task: Task) -> Outcome:
     """Resize, replay, report: the function every backend runs."""
     if task.pools:
         trace = resize_pools(trace, dict(task.pools))
-    report = pipeline.run_policy(trace, task.policy, seed=task.seed, horizon_ms=task.horizon_ms, config=task.config)
+    log = pipeline.replay_policy(trace, task.policy, seed=task.seed, horizon_ms=task.horizon_ms, config=task.config)
+    return outcome_of(log, task, natural_horizon_ms=log.info.horizon_ms)
+
+
+def outcome_of(log: EventLog, task: Task, *, natural_horizon_ms: int) -> Outcome:
+    """The report of ``log`` cut down to what ``task`` asks to ship back."""
+    report = build_report(log)
     extras = {key: metric_value(report.summary, report.tables["gangs"], key) for key in task.extras}
-    return Outcome(report.summary, extras, report if task.keep_report else None)
+    return Outcome(
+        report.summary,
+        extras,
+        report if task.keep_report else None,
+        log if task.keep_log else None,
+        natural_horizon_ms,
+    )
 
 
 # Per worker *process* state, installed once by the pool initializer (never used in the parent).

@@ -69,10 +69,10 @@ def test_out_writes_all_six_outputs_with_the_documented_columns(tmp_path):
 def test_markdown_and_table_formats(tmp_path):
     md = runner.invoke(app, ["run", DEADLOCK, "--policy", "gang", "--format", "markdown"])
     assert md.exit_code == 0
-    assert "| metric | value |" in md.stdout
+    assert "| metric | unit | value |" in md.stdout and "| **gpu** |  |  |" in md.stdout
     table = runner.invoke(app, ["run", DEADLOCK, "--policy", "gang"])
     assert table.exit_code == 0
-    assert "gpu.stranded_s" in table.stdout and "ml/train-a" in table.stdout
+    assert "stranded_s" in table.stdout and "ml/train-a" in table.stdout
 
 
 def _files_bytes(d: Path) -> dict[str, bytes]:
@@ -103,3 +103,17 @@ def test_horizon_stops_the_replay():
 def test_bad_horizon_is_a_usage_error():
     res = runner.invoke(app, ["run", DEADLOCK, "--horizon", "soon"])
     assert res.exit_code == 2
+
+
+def test_run_takes_the_policy_spec_grammar_of_diff():
+    from cli_kit import BINPACK, invoke, invoke_json
+
+    spec = f"pod:{BINPACK}"
+    run = invoke_json("run", DEADLOCK, "-p", spec, "--horizon", "2h")
+    diff = invoke_json("diff", DEADLOCK, "-p", "gang", "-p", spec, "--horizon", "2h")
+    assert {"label": spec, **run} == diff["summaries"][1]
+    # a variant that only switches speed shortcuts off reports the same as the plain policy
+    assert invoke_json("run", DEADLOCK, "-p", "GANG+no-batching", "--horizon", "2h") == invoke_json("run", DEADLOCK, "-p", "gang", "--horizon", "2h")
+    bad = invoke("run", DEADLOCK, "-p", "gang+nope")
+    assert bad.exit_code == 2
+    assert bad.stderr == "gangsim: error: --policy 'gang+nope': unknown variant 'nope' (known: partial-success, old-timestamp, no-batching, no-static-cache, no-signature-cache, no-windowed-search, no-doomed-pass)\n"

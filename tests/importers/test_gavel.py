@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import json
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,12 @@ def test_cluster_size_priorities_and_replay(tmp_path):
     s = json.loads(res.stdout)
     # the 16-GPU gang takes both nodes for 100 s; the 4-GPU job waits for it
     assert s["gangs"]["completed"] == 2 and s["gangs"]["wait_max_s"] == 95.0
+
+
+def test_offered_load_is_printed():
+    # the fixture: 3 jobs, 52 GPU-hours of work arriving within 0.1 h on 16 GPUs (heavily overloaded)
+    fixture = Path(__file__).parent / "fixtures" / "gavel"
+    res = invoke("import", "gavel", str(fixture / "a.trace"), str(fixture / "cluster_specs.json"))
+    assert res.exit_code == 0, res.stderr
+    assert "gangsim: offered load 3900.0%: 52 GPU-hours asked over 0.1 h of arrivals on 16 GPUs\n" in res.stderr
+    assert "below 10%" not in res.stderr

@@ -189,3 +189,29 @@ def test_priority_for_a_queue_without_jobs_is_a_usage_error(tmp_path):
     path.write_text(SWF_HEADER + _line(1, 0, 0, 10, 4, queue=1))
     res = invoke("import", "swf", str(path), "--priority", "9=100")
     assert res.exit_code == 2 and "--priority: no jobs in queue 9 (field 15)" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "notes"),
+    [
+        # 32 processors; 32 x 1 h asked over a 1 h arrival window: 100 %
+        (_line(1, 0, 0, 3600, 32) + _line(2, 3600, 0, 0, 1),
+         ["offered load 100.0%: 32 GPU-hours asked over 1.0 h of arrivals on 32 GPUs"]),
+        # 2 x 100 s asked over 1 h: 0.2 %, a mostly idle cluster
+        (_line(1, 0, 0, 100, 1) + _line(2, 3600, 0, 100, 1),
+         ["offered load 0.2%: 0 GPU-hours asked over 1.0 h of arrivals on 32 GPUs",
+          "warning: offered load below 10%: the cluster is mostly idle and every policy will start almost every job at once, "
+          "so a comparison shows little (shrink it with --nodes)"]),
+        # every job at t=0: a batch has no rate, nothing said
+        (_line(1, 0, 0, 100, 1), []),
+    ],
+    ids=["full", "idle", "batch"],
+)
+def test_offered_load_is_noted_and_low_load_warned(tmp_path, body, notes):
+    path = tmp_path / "load.swf"
+    path.write_text(SWF_HEADER + body)
+    _, stats = imported("swf", str(path))
+    assert [n for n in stats.notes if "offered load" in n] == notes
+    res = invoke("import", "swf", str(path), "-o", str(tmp_path / "t.jsonl"))
+    assert res.exit_code == 0
+    assert [line.removeprefix("gangsim: ") for line in res.stderr.splitlines() if "offered load" in line] == notes

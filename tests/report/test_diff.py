@@ -52,7 +52,7 @@ def test_several_fail_ifs_all_evaluated_each_one_that_held_named():
 
 def test_json_has_one_summary_per_policy_plus_deltas():
     doc = invoke_json("diff", DEADLOCK, "-p", "gang", "-p", "pod", "-p", "permit")
-    assert list(doc) == ["trace", "baseline", "labels", "summaries", "deltas", "gangs", "fail_if"]
+    assert list(doc) == ["trace", "baseline", "labels", "summaries", "deltas", "gangs", "fail_if", "window"]
     assert doc["labels"] == ["gang", "pod", "permit"] and doc["baseline"] == "gang"
     assert [s["label"] for s in doc["summaries"]] == ["gang", "pod", "permit"]
     assert [s["policy"] for s in doc["summaries"]] == ["gang", "pod", "permit"]
@@ -62,8 +62,10 @@ def test_json_has_one_summary_per_policy_plus_deltas():
     by_label = {s["label"]: s for s in doc["summaries"]}
     pod = doc["deltas"][0]
     assert pod["delta"]["gpu"]["stranded_s"] == by_label["pod"]["gpu"]["stranded_s"] - by_label["gang"]["gpu"]["stranded_s"] > 0
-    assert "gpu.stranded_s" in pod["worse"] and "gangs.wait_p50_s" in pod["worse"]
-    assert "gpu.free_while_pending_s" in pod["better"]
+    assert "gpu.stranded_s" in pod["worse"] and "gangs.wait_censored_p50_s" in pod["worse"]
+    # ambiguous metrics are never coloured (README "Which way is better")
+    for neutral in ("gpu.free_while_pending_s", "gangs.wait_p50_s", "pods.bound", "gpu.utilization"):
+        assert neutral not in pod["better"] + pod["worse"]
     # permit starts no gang: its wait percentiles are undefined, not "shorter"
     permit = doc["deltas"][1]
     assert permit["delta"]["gangs"]["wait_p99_s"] is None
@@ -91,12 +93,16 @@ def test_markdown_renders_tables_and_verdicts():
     assert res.exit_code == 1
     md = res.stdout
     assert md.startswith("## gangsim diff: partial-gang-deadlock\n")
-    assert "| metric | gang | pod | Δ pod |\n|---|---:|---:|---:|\n" in md
-    assert "| gpu.stranded_s | 0 GPU-s | 85.3 GPU-h | 🔴 +85.3 GPU-h |" in md
-    assert "| gangs.started | 2 | 2 | = |" in md
+    assert "| metric | unit | gang | pod | Δ pod |\n|---|---|---:|---:|---:|\n" in md
+    assert "| **gpu** |  |  |  |  |" in md  # keys grouped under section rows
+    assert "|   stranded_s | GPU-h | 0 | 85.32 | 🔴 +85.32 |" in md  # one unit per row
+    assert "|   free_while_pending_s | GPU-h | 37.75 | 0 | -37.75 |" in md  # neutral: not marked
+    assert "|   started |  | 2 | 2 | = |" in md
     assert "- ❌ **held**: `pod.pods.restarts > 0 (172 > 0)`" in md
     assert "| gang | wait gang | wait pod | Δ pod |" in md
-    rows = [line for line in md.splitlines() if line.startswith("| ") and line.split("|")[1].strip() in metric_keys()]
+    assert "Window: 0 to 6h for every policy." in md
+    leaves = {k.rpartition(".")[2] for k in metric_keys()}
+    rows = [line for line in md.splitlines() if line.startswith("| ") and line.split("|")[1].strip().split(" ")[0] in leaves]
     assert len(rows) == len(metric_keys())
 
 
@@ -106,8 +112,8 @@ def test_table_is_side_by_side_with_gang_changes():
     out = res.stdout
     assert "Summary: partial-gang-deadlock (deltas against gang)" in out
     assert "Gangs whose wait changed most" in out
-    line = next(line for line in out.splitlines() if line.strip().startswith("gpu.stranded_s"))
-    assert line.split()[1:] == ["0", "GPU-s", "85.3", "GPU-h", "+85.3", "GPU-h"]
+    line = next(line for line in out.splitlines() if line.strip().startswith("stranded_s"))
+    assert line.split() == ["stranded_s", "GPU-h", "0", "85.32", "+85.32"]
 
 
 def test_policy_specs_with_variants_and_configs_are_labels():

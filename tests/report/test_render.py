@@ -12,38 +12,46 @@ from .logs import empty_log, gang, make_log, small_log, victim, waits_log
 RICH_SMALL = """\
 Summary
 
-  metric                                              value
- ──────────────────────────────────────────────────────────────────────────────
+  metric                                      unit    value
+ ───────────────────────────────────────────────────────────
   trace                                               small
-  policy                                              gang
-  horizon_s                                           400 s (6m40s)
-  gpu.capacity_s                                      6,400 GPU-s (1.78 GPU-h)
-  gpu.busy_s                                          2,400 GPU-s (0.67 GPU-h)
-  gpu.stranded_s                                      1,000 GPU-s (0.28 GPU-h)
-  gpu.free_while_pending_s                            2,200 GPU-s (0.61 GPU-h)
-  gpu.utilization                                     37.5%
-  gangs.total                                         2
-  gangs.started                                       2
-  gangs.completed                                     1
-  gangs.never_started                                 0
-  gangs.wait_p50_s                                    100 s (1m40s)
-  gangs.wait_p90_s                                    250 s (4m10s)
-  gangs.wait_p99_s                                    250 s (4m10s)
-  gangs.wait_max_s                                    250 s (4m10s)
-  preemption.victims                                  1
-  preemption.victims_in_vain                          0
-  preemption.lost_gpu_s                               200 GPU-s (0.06 GPU-h)
-  preemption.gangs_broken                             1
-  pods.total                                          5
-  pods.bound                                          5
-  pods.pending_at_end                                 1
-  pods.restarts                                       1
-  scheduler.cycles                                    0
-  scheduler.podgroup_attempts_scheduled               0
-  scheduler.podgroup_attempts_unschedulable           0
-  scheduler.podgroup_attempts_waiting_on_preemption   0
-  scheduler.podgroup_attempts_error                   0
-  scheduler.podgroup_preemption_attempts              0
+  policy                                               gang
+  horizon_s                                   time    6m40s
+  gpu
+    capacity_s                                GPU-h    1.78
+    busy_s                                    GPU-s   2,400
+    stranded_s                                GPU-s   1,000
+    free_while_pending_s                      GPU-s   2,200
+    utilization                               %        37.5
+  gangs
+    total                                                 2
+    started                                               2
+    completed                                             1
+    never_started                                         0
+    wait_p50_s (started only)                 time    1m40s
+    wait_p90_s (started only)                 time    4m10s
+    wait_p99_s (started only)                 time    4m10s
+    wait_max_s (started only)                 time    4m10s
+    wait_censored_p50_s                       time    1m40s
+    wait_censored_p90_s                       time    4m10s
+    wait_censored_p99_s                       time    4m10s
+  preemption
+    victims                                               1
+    victims_in_vain                                       0
+    lost_gpu_s                                GPU-s     200
+    gangs_broken                                          1
+  pods
+    total                                                 5
+    bound                                                 5
+    pending_at_end                                        1
+    restarts                                              1
+  scheduler
+    cycles                                                0
+    podgroup_attempts_scheduled                           0
+    podgroup_attempts_unschedulable                       0
+    podgroup_attempts_waiting_on_preemption               0
+    podgroup_attempts_error                               0
+    podgroup_preemption_attempts                          0
 
 Slowest gangs
 
@@ -72,38 +80,46 @@ Gangs that paid
 RICH_EMPTY = """\
 Summary
 
-  metric                                              value
- ─────────────────────────────────────────────────────────────
+  metric                                      unit    value
+ ───────────────────────────────────────────────────────────
   trace                                               empty
-  policy                                              pod
-  horizon_s                                           0 s
-  gpu.capacity_s                                      0 GPU-s
-  gpu.busy_s                                          0 GPU-s
-  gpu.stranded_s                                      0 GPU-s
-  gpu.free_while_pending_s                            0 GPU-s
-  gpu.utilization                                     0.0%
-  gangs.total                                         0
-  gangs.started                                       0
-  gangs.completed                                     0
-  gangs.never_started                                 0
-  gangs.wait_p50_s                                    0 s
-  gangs.wait_p90_s                                    0 s
-  gangs.wait_p99_s                                    0 s
-  gangs.wait_max_s                                    0 s
-  preemption.victims                                  0
-  preemption.victims_in_vain                          0
-  preemption.lost_gpu_s                               0 GPU-s
-  preemption.gangs_broken                             0
-  pods.total                                          0
-  pods.bound                                          0
-  pods.pending_at_end                                 0
-  pods.restarts                                       0
-  scheduler.cycles                                    0
-  scheduler.podgroup_attempts_scheduled               0
-  scheduler.podgroup_attempts_unschedulable           0
-  scheduler.podgroup_attempts_waiting_on_preemption   0
-  scheduler.podgroup_attempts_error                   0
-  scheduler.podgroup_preemption_attempts              0
+  policy                                                pod
+  horizon_s                                   time       0s
+  gpu
+    capacity_s                                GPU-s       0
+    busy_s                                    GPU-s       0
+    stranded_s                                GPU-s       0
+    free_while_pending_s                      GPU-s       0
+    utilization                               %         0.0
+  gangs
+    total                                                 0
+    started                                               0
+    completed                                             0
+    never_started                                         0
+    wait_p50_s (started only)                 time       0s
+    wait_p90_s (started only)                 time       0s
+    wait_p99_s (started only)                 time       0s
+    wait_max_s (started only)                 time       0s
+    wait_censored_p50_s                       time       0s
+    wait_censored_p90_s                       time       0s
+    wait_censored_p99_s                       time       0s
+  preemption
+    victims                                               0
+    victims_in_vain                                       0
+    lost_gpu_s                                GPU-s       0
+    gangs_broken                                          0
+  pods
+    total                                                 0
+    bound                                                 0
+    pending_at_end                                        0
+    restarts                                              0
+  scheduler
+    cycles                                                0
+    podgroup_attempts_scheduled                           0
+    podgroup_attempts_unschedulable                       0
+    podgroup_attempts_waiting_on_preemption               0
+    podgroup_attempts_error                               0
+    podgroup_preemption_attempts                          0
 
 Slowest gangs: no gangs in this trace.
 Preemption: no victims.
@@ -114,38 +130,46 @@ MARKDOWN_SMALL = """\
 
 ## Summary
 
-| metric | value |
-|---|---|
-| trace | small |
-| policy | gang |
-| horizon_s | 400 s (6m40s) |
-| gpu.capacity_s | 6,400 GPU-s (1.78 GPU-h) |
-| gpu.busy_s | 2,400 GPU-s (0.67 GPU-h) |
-| gpu.stranded_s | 1,000 GPU-s (0.28 GPU-h) |
-| gpu.free_while_pending_s | 2,200 GPU-s (0.61 GPU-h) |
-| gpu.utilization | 37.5% |
-| gangs.total | 2 |
-| gangs.started | 2 |
-| gangs.completed | 1 |
-| gangs.never_started | 0 |
-| gangs.wait_p50_s | 100 s (1m40s) |
-| gangs.wait_p90_s | 250 s (4m10s) |
-| gangs.wait_p99_s | 250 s (4m10s) |
-| gangs.wait_max_s | 250 s (4m10s) |
-| preemption.victims | 1 |
-| preemption.victims_in_vain | 0 |
-| preemption.lost_gpu_s | 200 GPU-s (0.06 GPU-h) |
-| preemption.gangs_broken | 1 |
-| pods.total | 5 |
-| pods.bound | 5 |
-| pods.pending_at_end | 1 |
-| pods.restarts | 1 |
-| scheduler.cycles | 0 |
-| scheduler.podgroup_attempts_scheduled | 0 |
-| scheduler.podgroup_attempts_unschedulable | 0 |
-| scheduler.podgroup_attempts_waiting_on_preemption | 0 |
-| scheduler.podgroup_attempts_error | 0 |
-| scheduler.podgroup_preemption_attempts | 0 |
+| metric | unit | value |
+|---|---|---:|
+| trace |  | small |
+| policy |  | gang |
+| horizon_s | time | 6m40s |
+| **gpu** |  |  |
+|   capacity_s | GPU-h | 1.78 |
+|   busy_s | GPU-s | 2,400 |
+|   stranded_s | GPU-s | 1,000 |
+|   free_while_pending_s | GPU-s | 2,200 |
+|   utilization | % | 37.5 |
+| **gangs** |  |  |
+|   total |  | 2 |
+|   started |  | 2 |
+|   completed |  | 1 |
+|   never_started |  | 0 |
+|   wait_p50_s (started only) | time | 1m40s |
+|   wait_p90_s (started only) | time | 4m10s |
+|   wait_p99_s (started only) | time | 4m10s |
+|   wait_max_s (started only) | time | 4m10s |
+|   wait_censored_p50_s | time | 1m40s |
+|   wait_censored_p90_s | time | 4m10s |
+|   wait_censored_p99_s | time | 4m10s |
+| **preemption** |  |  |
+|   victims |  | 1 |
+|   victims_in_vain |  | 0 |
+|   lost_gpu_s | GPU-s | 200 |
+|   gangs_broken |  | 1 |
+| **pods** |  |  |
+|   total |  | 5 |
+|   bound |  | 5 |
+|   pending_at_end |  | 1 |
+|   restarts |  | 1 |
+| **scheduler** |  |  |
+|   cycles |  | 0 |
+|   podgroup_attempts_scheduled |  | 0 |
+|   podgroup_attempts_unschedulable |  | 0 |
+|   podgroup_attempts_waiting_on_preemption |  | 0 |
+|   podgroup_attempts_error |  | 0 |
+|   podgroup_preemption_attempts |  | 0 |
 
 ## Slowest gangs
 
@@ -174,38 +198,46 @@ MARKDOWN_EMPTY = """\
 
 ## Summary
 
-| metric | value |
-|---|---|
-| trace | empty |
-| policy | pod |
-| horizon_s | 0 s |
-| gpu.capacity_s | 0 GPU-s |
-| gpu.busy_s | 0 GPU-s |
-| gpu.stranded_s | 0 GPU-s |
-| gpu.free_while_pending_s | 0 GPU-s |
-| gpu.utilization | 0.0% |
-| gangs.total | 0 |
-| gangs.started | 0 |
-| gangs.completed | 0 |
-| gangs.never_started | 0 |
-| gangs.wait_p50_s | 0 s |
-| gangs.wait_p90_s | 0 s |
-| gangs.wait_p99_s | 0 s |
-| gangs.wait_max_s | 0 s |
-| preemption.victims | 0 |
-| preemption.victims_in_vain | 0 |
-| preemption.lost_gpu_s | 0 GPU-s |
-| preemption.gangs_broken | 0 |
-| pods.total | 0 |
-| pods.bound | 0 |
-| pods.pending_at_end | 0 |
-| pods.restarts | 0 |
-| scheduler.cycles | 0 |
-| scheduler.podgroup_attempts_scheduled | 0 |
-| scheduler.podgroup_attempts_unschedulable | 0 |
-| scheduler.podgroup_attempts_waiting_on_preemption | 0 |
-| scheduler.podgroup_attempts_error | 0 |
-| scheduler.podgroup_preemption_attempts | 0 |
+| metric | unit | value |
+|---|---|---:|
+| trace |  | empty |
+| policy |  | pod |
+| horizon_s | time | 0s |
+| **gpu** |  |  |
+|   capacity_s | GPU-s | 0 |
+|   busy_s | GPU-s | 0 |
+|   stranded_s | GPU-s | 0 |
+|   free_while_pending_s | GPU-s | 0 |
+|   utilization | % | 0.0 |
+| **gangs** |  |  |
+|   total |  | 0 |
+|   started |  | 0 |
+|   completed |  | 0 |
+|   never_started |  | 0 |
+|   wait_p50_s (started only) | time | 0s |
+|   wait_p90_s (started only) | time | 0s |
+|   wait_p99_s (started only) | time | 0s |
+|   wait_max_s (started only) | time | 0s |
+|   wait_censored_p50_s | time | 0s |
+|   wait_censored_p90_s | time | 0s |
+|   wait_censored_p99_s | time | 0s |
+| **preemption** |  |  |
+|   victims |  | 0 |
+|   victims_in_vain |  | 0 |
+|   lost_gpu_s | GPU-s | 0 |
+|   gangs_broken |  | 0 |
+| **pods** |  |  |
+|   total |  | 0 |
+|   bound |  | 0 |
+|   pending_at_end |  | 0 |
+|   restarts |  | 0 |
+| **scheduler** |  |  |
+|   cycles |  | 0 |
+|   podgroup_attempts_scheduled |  | 0 |
+|   podgroup_attempts_unschedulable |  | 0 |
+|   podgroup_attempts_waiting_on_preemption |  | 0 |
+|   podgroup_attempts_error |  | 0 |
+|   podgroup_preemption_attempts |  | 0 |
 
 ## Slowest gangs
 

@@ -7,11 +7,10 @@ from gangsim.report import build_report
 from gangsim.report.summary import (
     build_summary,
     fmt_duration,
-    fmt_gpu_seconds,
     fmt_number,
-    fmt_seconds,
     gpu_ms,
     nearest_rank,
+    summary_grid,
     summary_rows,
 )
 
@@ -20,7 +19,8 @@ from .logs import SMALL_GPU, add_timeline, empty_log, gang, make_log, pod, small
 KEYS = {
     None: ["trace", "policy", "horizon_s", "gpu", "gangs", "preemption", "pods", "scheduler"],
     "gpu": ["capacity_s", "busy_s", "stranded_s", "free_while_pending_s", "utilization"],
-    "gangs": ["total", "started", "completed", "never_started", "wait_p50_s", "wait_p90_s", "wait_p99_s", "wait_max_s"],
+    "gangs": ["total", "started", "completed", "never_started", "wait_p50_s", "wait_p90_s", "wait_p99_s", "wait_max_s",
+              "wait_censored_p50_s", "wait_censored_p90_s", "wait_censored_p99_s"],
     "preemption": ["victims", "victims_in_vain", "lost_gpu_s", "gangs_broken"],
     "pods": ["total", "bound", "pending_at_end", "restarts"],
     "scheduler": ["cycles", "podgroup_attempts_scheduled", "podgroup_attempts_unschedulable", "podgroup_attempts_waiting_on_preemption", "podgroup_attempts_error", "podgroup_preemption_attempts"],
@@ -45,7 +45,8 @@ def test_small_log_summary_by_hand():
         "gpu": {**SMALL_GPU, "utilization": 0.375},  # 2400 / 6400
         # waits: train-a 100 s, train-b 250 s → p50 = sorted[ceil(1.0)-1] = 100, p90 = sorted[ceil(1.8)-1] = 250
         "gangs": {"total": 2, "started": 2, "completed": 1, "never_started": 0,
-                  "wait_p50_s": 100.0, "wait_p90_s": 250.0, "wait_p99_s": 250.0, "wait_max_s": 250.0},
+                  "wait_p50_s": 100.0, "wait_p90_s": 250.0, "wait_p99_s": 250.0, "wait_max_s": 250.0,
+                  "wait_censored_p50_s": 100.0, "wait_censored_p90_s": 250.0, "wait_censored_p99_s": 250.0},
         "preemption": {"victims": 1, "victims_in_vain": 0, "lost_gpu_s": 200.0, "gangs_broken": 1},
         # 5 distinct pods (train-b-0 twice), all bound once; train-b-0 attempt 1 pending; 1 restart
         "pods": {"total": 5, "bound": 5, "pending_at_end": 1, "restarts": 1},
@@ -60,7 +61,8 @@ def test_empty_log_summary():
         "horizon_s": 0.0,
         "gpu": {"capacity_s": 0.0, "busy_s": 0.0, "stranded_s": 0.0, "free_while_pending_s": 0.0, "utilization": 0.0},
         "gangs": {"total": 0, "started": 0, "completed": 0, "never_started": 0,
-                  "wait_p50_s": 0.0, "wait_p90_s": 0.0, "wait_p99_s": 0.0, "wait_max_s": 0.0},
+                  "wait_p50_s": 0.0, "wait_p90_s": 0.0, "wait_p99_s": 0.0, "wait_max_s": 0.0,
+                  "wait_censored_p50_s": 0.0, "wait_censored_p90_s": 0.0, "wait_censored_p99_s": 0.0},
         "preemption": {"victims": 0, "victims_in_vain": 0, "lost_gpu_s": 0.0, "gangs_broken": 0},
         "pods": {"total": 0, "bound": 0, "pending_at_end": 0, "restarts": 0},
         "scheduler": NO_SCHEDULER,
@@ -141,7 +143,25 @@ def test_nearest_rank(values, p, want):
 def test_gang_waits_nearest_rank_over_started_gangs_only():
     gangs = build_summary(waits_log([40, 10, 30, 20], never=3))["gangs"]
     assert gangs == {"total": 7, "started": 4, "completed": 0, "never_started": 3,
-                     "wait_p50_s": 20.0, "wait_p90_s": 40.0, "wait_p99_s": 40.0, "wait_max_s": 40.0}
+                     "wait_p50_s": 20.0, "wait_p90_s": 40.0, "wait_p99_s": 40.0, "wait_max_s": 40.0,
+                     # every gang: the 3 never started (submitted at 2 s) wait until the 1000 s horizon
+                     # → [10, 20, 30, 40, 998, 998, 998]; rank ceil(0.5·7)=4 → 40, ceil(0.9·7)=7 → 998
+                     "wait_censored_p50_s": 40.0, "wait_censored_p90_s": 998.0, "wait_censored_p99_s": 998.0}
+
+
+def test_censored_waits_equal_started_waits_when_every_gang_started():
+    gangs = build_summary(waits_log([40, 10, 30, 20]))["gangs"]
+    assert [gangs[f"wait_censored_p{p}_s"] for p in (50, 90, 99)] == [gangs[f"wait_p{p}_s"] for p in (50, 90, 99)]
+
+
+def test_never_started_shown_beside_every_wait_percentile():
+    summary = build_summary(waits_log([40, 10, 30, 20], never=3))
+    rows = {key: value for key, _, value in summary_rows(summary)}
+    assert rows["gangs.wait_p90_s"] == "40s (3 never)"
+    assert rows["gangs.wait_censored_p90_s"] == "16m38s (3 never)"
+    assert rows["gangs.never_started"] == "3"
+    labels = [row[0] for row in summary_grid(summary).rows]
+    assert "  wait_p90_s (started only)" in labels and "  wait_censored_p90_s" in labels and "gangs" in labels
 
 
 def test_gang_waits_keep_milliseconds():
@@ -179,11 +199,6 @@ def test_pod_counts():
 @pytest.mark.parametrize(
     ("fn", "value", "want"),
     [
-        (fmt_seconds, 5400, "5,400 s (1h30m)"),
-        (fmt_seconds, 5400.0, "5,400 s (1h30m)"),
-        (fmt_seconds, 59.5, "59.5 s"),
-        (fmt_seconds, 90.25, "90.25 s (1m30.25s)"),
-        (fmt_seconds, 0.0, "0 s"),
         (fmt_duration, 3600.0, "1h"),
         (fmt_duration, 3661.0, "1h1m1s"),
         (fmt_duration, 0.001, "0.001s"),
@@ -192,8 +207,6 @@ def test_pod_counts():
         (fmt_number, 1234.5, "1,234.5"),
         (fmt_number, 0.0, "0"),
         (fmt_number, 2.0, "2"),
-        (fmt_gpu_seconds, 7200.0, "7,200 GPU-s (2.00 GPU-h)"),
-        (fmt_gpu_seconds, 30.0, "30 GPU-s"),
     ],
 )
 def test_formatting(fn, value, want):
@@ -202,12 +215,16 @@ def test_formatting(fn, value, want):
 
 def test_summary_rows_cover_every_leaf_in_order():
     rows = summary_rows(build_summary(small_log()))
-    assert [label for label, _ in rows] == ["trace", "policy", "horizon_s"] + [
+    assert [label for label, _, _ in rows] == ["trace", "policy", "horizon_s"] + [
         f"{section}.{key}" for section in ("gpu", "gangs", "preemption", "pods", "scheduler") for key in KEYS[section]
     ]
-    values = dict(rows)
-    assert values["horizon_s"] == "400 s (6m40s)"
-    assert values["gpu.capacity_s"] == "6,400 GPU-s (1.78 GPU-h)"
-    assert values["gpu.utilization"] == "37.5%"
-    assert values["preemption.lost_gpu_s"] == "200 GPU-s (0.06 GPU-h)"
-    assert values["gangs.wait_p90_s"] == "250 s (4m10s)"
+    # one unit per row: GPU-h from a GPU-hour on, else GPU-s; durations as 1h2m3s; % for ratios
+    values = {key: (unit, value) for key, unit, value in rows}
+    assert values["horizon_s"] == ("time", "6m40s")
+    assert values["gpu.capacity_s"] == ("GPU-h", "1.78")
+    assert values["gpu.utilization"] == ("%", "37.5")
+    assert values["preemption.lost_gpu_s"] == ("GPU-s", "200")
+    assert values["gangs.wait_p90_s"] == ("time", "4m10s")
+    assert values["gangs.total"] == ("", "2")
+
+

@@ -46,7 +46,7 @@ def test_plan_table_and_answer_line():
     res = invoke("plan", DEADLOCK, "--pool", "gpu", "--range", "28..34", "--target", "gangs.wait_p95_s <= 10m", "-j", "1")
     assert res.exit_code == 0, res.stderr
     assert "NodePool gpu: sizes tried (the trace has 25)" in res.stdout
-    assert "32 nodes (128 GPUs) is the smallest size that meets every target; 31 does not (both replayed)" in res.stdout.replace("\n", " ")
+    assert "32 nodes (128 GPUs) is the smallest size that meets every target; 31 does not (both replayed)" in " ".join(res.stdout.split())
     assert "yes ← answer" in res.stdout
 
 
@@ -168,3 +168,13 @@ def test_resize_shrinks_and_grows_cloning_pool_wide_events(tmp_path):
     assert [e for e in grown.events if e.kind != "Node"] == others
     shrunk = resize_pools(trace, {"big": 1})
     assert [e.name for e in shrunk.events if e.kind == "Node" and e.name.startswith("big")] == ["big-0", "big-0"]
+
+
+def test_every_size_is_compared_over_one_window():
+    # victims-in-vain has no horizon: each size would end where it goes idle; the plan reads all
+    # of them over the window of its first round (the longest of the range's two ends)
+    trace = str(Path(DEADLOCK).parent / "victims-in-vain.yaml")
+    doc = invoke_json("plan", trace, "--pool", "gpu", "--range", "10..20", "--target", "gangs.never_started == 0", "-j", "1")
+    pool = doc["pools"][0]
+    assert len(pool["trials"]) >= 3
+    assert {t["metrics"]["horizon_s"] for t in pool["trials"]} == {pool["window_s"]}

@@ -63,6 +63,9 @@ class ImportOptions:
         return [f.name for f in fields(self) if getattr(self, f.name) is not None]
 
 
+LOW_OFFERED_LOAD = 0.10  # below this an SWF / Gavel import warns: the replayed cluster is mostly idle
+
+
 @dataclass
 class Stats:
     """Counts an importer reports (``gangsim import`` prints them on stderr)."""
@@ -76,6 +79,22 @@ class Stats:
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
+
+    def offered_load(self, demand_s: float, capacity: int, first_s: float, last_s: float, unit: str) -> None:
+        """Note the offered load: the work the jobs ask for (``demand_s``: units × run seconds)
+        over what the cluster offers while they arrive (``capacity`` units × the arrival window
+        ``first_s``..``last_s``); nothing when every job arrives at once (a batch has no rate).
+        Below :data:`LOW_OFFERED_LOAD` a warning: a replay of an idle cluster compares nothing,
+        every policy starts every job at once."""
+        window = last_s - first_s
+        if capacity <= 0 or demand_s <= 0 or window <= 0:
+            return
+        load = demand_s / (capacity * window)
+        text = f"offered load {load:.1%}: {demand_s / 3600:,.0f} {unit}-hours asked over {window / 3600:,.1f} h of arrivals on {capacity:,} {unit}s"
+        self.note(text)
+        if load < LOW_OFFERED_LOAD:
+            self.note(f"warning: offered load below {LOW_OFFERED_LOAD:.0%}: the cluster is mostly idle and every policy will start "
+                      f"almost every job at once, so a comparison shows little (shrink it with --nodes)")
 
     def summary(self) -> str:
         """``1,523 nodes, 6,212 GPUs, 8,152 pods, …``: cluster first, then workload, then the rest."""

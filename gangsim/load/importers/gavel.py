@@ -239,5 +239,6 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
             yield create(arrival, obj)
         stats.add("jobs")
         stats.add("GPUs requested", gpus)
+    stats.offered_load(sum(r[5] * r[6] for r in rows), nodes * gpn, rows[0][0] if rows else 0.0, rows[-1][0] if rows else 0.0, "GPU")
     if too_big:
         stats.note(f"{too_big} jobs ask for more GPUs than the cluster has ({nodes * gpn}): they never start")

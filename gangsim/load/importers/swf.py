@@ -318,6 +318,8 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
             bisect.insort(deletes, (jobs.end[i], i, [(o["kind"], o["metadata"]["name"]) for o in objs]))
     for item in deletes:
         yield from _deletes(item)
+    demand = sum(jobs.procs[i] * jobs.run[i] for i in range(n) if jobs.run[i] > 0)
+    stats.offered_load(demand, capacity, min(submit, default=0.0), max(submit, default=0.0), "GPU" if resource == "gpu" else "core")
     if too_big:
         stats.note(f"{too_big} jobs ask for more processors than the cluster has ({capacity}): they never start")
 
