@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 import gangsim.commands.compare  # noqa: F401 - registers its commands below
 import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
-from gangsim.commands.common import duration_option, stdout_console, user_errors
+from gangsim.commands.common import DEFAULT_DURATION_HELP, duration_option, load_traces, note_durations, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
 
@@ -70,6 +70,7 @@ def run(
     top: Annotated[int, typer.Option("--top", help="Rows in the terminal tables.")] = 10,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
     plot: Annotated[bool, typer.Option("--plot", help="Also write gpu_state.png, gang_wait_cdf.png, victims.png and report.html into --out (needs gangsim[plot]).")] = False,
+    default_duration: Annotated[str | None, typer.Option("--default-duration", help=DEFAULT_DURATION_HELP)] = None,
 ) -> None:
     """Replay TRACE under one policy and report GPU idle time, gang waits and preemption victims."""
     if plot:
@@ -79,7 +80,7 @@ def run(
             raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
         require_matplotlib()
     horizon_ms = duration_option(horizon)
-    trace = pipeline.load([str(t) for t in traces], config_path=config)
+    trace = load_traces(traces, config, default_duration)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
     if bar is not None:
         with bar:

@@ -204,6 +204,16 @@ class Job:
     # gangsim.dev/pod-creation-interval: the controller creates pod i at arrival + i x interval
     # (real Job controllers create pods in bursts; two Jobs submitted together interleave)
     pod_creation_interval_ms: int = 0
+    completions: int | None = None  # spec.completions (None: unset)
+    indexed: bool = False  # spec.completionMode == Indexed
+    backoff_limit: int | None = None  # spec.backoffLimit as written (None: not enforced, README "Jobs")
+    active_deadline_ms: int | None = None  # spec.activeDeadlineSeconds in ms
+
+    @property
+    def waves(self) -> bool:
+        """Pods run in waves: ``completions`` is set and differs from ``parallelism`` (each pod is
+        then its own unit of work; the controller keeps ``min(parallelism, remaining)`` active)."""
+        return self.completions is not None and self.completions != self.parallelism
 
     @property
     def key(self) -> str:

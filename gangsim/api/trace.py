@@ -44,6 +44,7 @@ class Trace:
     horizon_ms: int | None = None
     files: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # warnings every command prints on stderr (also in ``warnings``)
 
     def sort(self) -> None:
         self.events.sort(key=lambda e: (e.at_ms, e.order))
