@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 import gangsim.commands.compare  # noqa: F401 - registers its commands below
 import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
-from gangsim.commands.common import DEFAULT_DURATION_HELP, duration_option, load_traces, note_durations, stdout_console, user_errors
+from gangsim.commands.common import DEFAULT_DURATION_HELP, JOB_WORKLOADS_HELP, duration_option, load_traces, note_durations, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
 
@@ -71,6 +71,7 @@ def run(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
     plot: Annotated[bool, typer.Option("--plot", help="Also write gpu_state.png, gang_wait_cdf.png, victims.png and report.html into --out (needs gangsim[plot]).")] = False,
     default_duration: Annotated[str | None, typer.Option("--default-duration", help=DEFAULT_DURATION_HELP)] = None,
+    job_workloads: Annotated[bool | None, typer.Option("--job-workloads/--no-job-workloads", help=JOB_WORKLOADS_HELP, show_default=False)] = None,
 ) -> None:
     """Replay TRACE under one policy and report GPU idle time, gang waits and preemption victims."""
     if plot:
@@ -80,7 +81,7 @@ def run(
             raise UsageError("--plot writes PNG files and report.html into --out DIR: give --out")
         require_matplotlib()
     horizon_ms = duration_option(horizon)
-    trace = load_traces(traces, config, default_duration)
+    trace = load_traces(traces, config, default_duration, job_workloads)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
     if bar is not None:
         with bar:

@@ -12,17 +12,23 @@ from rich.console import Console
 from gangsim.errors import GangsimError
 from gangsim.whatif.variants import duration_option
 
-__all__ = ["DEFAULT_DURATION_HELP", "duration_option", "fail", "load_traces", "note_durations", "stdout_console", "user_errors"]
+__all__ = ["DEFAULT_DURATION_HELP", "JOB_WORKLOADS_HELP", "duration_option", "fail", "load_traces", "note_durations", "stdout_console", "user_errors"]
 
 DEFAULT_DURATION_HELP = "Duration of pods that have none (no gangsim.dev/duration, no Trace durations rule), e.g. 1h; replaces the Trace's defaultDuration."
 
 
-def load_traces(paths: list, config: object, default_duration: str | None):
-    """``pipeline.load`` for a command: ``--default-duration`` parsed, and the no-duration note on stderr."""
+JOB_WORKLOADS_HELP = "KEP-5547 under gang/permit: a gang PodGroup for each Indexed Job with parallelism == completions > 1 (default: the Trace's jobWorkloads, else on)."
+
+
+def load_traces(paths: list, config: object, default_duration: str | None, job_workloads: bool | None = None):
+    """``pipeline.load`` for a command: ``--default-duration`` parsed, ``--[no-]job-workloads``
+    applied, and the notes on stderr."""
     from gangsim import pipeline
 
     ms = duration_option(default_duration, "--default-duration")
     trace = pipeline.load([str(p) for p in paths], config_path=config, default_duration_ms=ms)
+    if job_workloads is not None:
+        trace.job_workloads = job_workloads
     note_durations(trace)
     return trace
 

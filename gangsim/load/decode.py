@@ -12,13 +12,13 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodSpec, Source, object_ref
+from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodGroupPolicy, PodSpec, PolicyKind, Source, object_ref
 from gangsim.api.quantity import PODS
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
-from gangsim.load.groups import decode_pod_group, decode_workload
+from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
 from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
@@ -201,7 +201,7 @@ class Decoder:
     def _job(self, doc: Obj, meta: Meta, source: Source) -> Job:
         doc.check_keys(_TOP)
         spec = doc.obj("spec", req=True)
-        spec.check_keys({"parallelism", "completions", "completionMode", "template", "suspend"} | _JOB_SPEC_HARMLESS)
+        spec.check_keys({"parallelism", "completions", "completionMode", "template", "suspend", "scheduling"} | _JOB_SPEC_HARMLESS)
         parallelism = 1 if spec.raw("parallelism") is None else _count(spec, "parallelism", MAX_PODS_PER_JOB)
         completions = None if spec.raw("completions") is None else _count(spec, "completions", MAX_PODS_PER_JOB)
         indexed = spec.enum("completionMode", ("NonIndexed", "Indexed")) == "Indexed"
@@ -226,11 +226,37 @@ class Decoder:
             labels = tmeta.labels("labels")
             times = gangsim_annotations(tmeta, "template")
         pod_spec = self._pod_spec(template.obj("spec", req=True), labels, inherit_times(meta.times, times))
+        policy, explicit = self._job_workload(spec, parallelism, completions, indexed, pod_spec)
         return Job(
             meta.namespace, meta.name, parallelism, pod_spec, source,
             pod_creation_interval_ms=meta.times.get(POD_CREATION_INTERVAL, 0),
             completions=completions, indexed=indexed, backoff_limit=backoff, active_deadline_ms=deadline,
+            workload_policy=policy, workload_explicit=explicit,
         )  # fmt: skip
+
+    def _job_workload(self, spec: Obj, parallelism: int, completions: int | None, indexed: bool, pod_spec: PodSpec) -> tuple[PodGroupPolicy | None, bool]:
+        """KEP-5547: the PodGroup policy the Job controller compiles, and whether ``spec.scheduling``
+        asked for it. ``spec.scheduling``: its policy, an omitted ``gang.minCount`` defaulted to
+        parallelism (at least 1; ``defaultMinCountForJob``). Without it, the v1.36 controller's
+        inference (``shouldManageWorkloadForJob``, ``buildPodGroupTemplates``): a gang of minCount
+        parallelism for an Indexed Job with parallelism > 1 and completions == parallelism whose pod
+        template names no PodGroup."""
+        sched = spec.obj("scheduling")
+        if sched is not None:
+            if pod_spec.scheduling_group:
+                raise spec.error("scheduling", invalid(spec.fp("scheduling"), Shown({}), "may not be set together with spec.template.spec.schedulingGroup"))
+            sched.check_keys({"schedulingPolicy", "schedulingConstraints", "disruptionMode"}, {"resourceClaims": "gangsim does not model dynamic resource allocation (resource claims)"})
+            data = dict(sched.d)
+            gang = (sched.d.get("schedulingPolicy") or {}).get("gang") if isinstance(sched.d.get("schedulingPolicy"), Mapping) else None
+            if isinstance(gang, Mapping) and gang.get("minCount") is None:
+                data["schedulingPolicy"] = {"gang": {**gang, "minCount": max(1, parallelism)}}
+            policy = decode_policy(Obj(data, sched.path, sched.line), self.priorities)
+            if policy.kind is PolicyKind.GANG and policy.min_count > parallelism and parallelism > 0:
+                raise sched.error("schedulingPolicy", invalid(sched.fp("schedulingPolicy.gang.minCount"), policy.min_count, f"must be less than or equal to spec.parallelism ({parallelism})"))
+            return policy, True
+        if not pod_spec.scheduling_group and indexed and parallelism > 1 and completions == parallelism:
+            return decode_policy(Obj({"schedulingPolicy": {"gang": {"minCount": parallelism}}}, spec.fp("template"), spec.line), self.priorities), False
+        return None, False
 
     def _pdb(self, doc: Obj, meta: Meta, source: Source) -> PodDisruptionBudget:
         doc.check_keys(_TOP)

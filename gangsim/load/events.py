@@ -52,6 +52,7 @@ class Collected:
     horizons: list[int] = field(default_factory=list)
     default_durations: list[tuple[int, Source]] = field(default_factory=list)  # Trace defaultDuration
     duration_rules: list[DurationRule] = field(default_factory=list)  # Trace durations, in order
+    job_workloads: list[bool] = field(default_factory=list)  # Trace jobWorkloads
 
     def add(self, event: RawEvent) -> None:
         event.seq = len(self.events)
@@ -96,7 +97,9 @@ def trace_header(doc: Document, out: Collected) -> tuple[str, list[tuple[object,
         if meta is not None and meta.raw("name"):
             name = f"Trace {meta.str('name')}"
             out.trace_names.append(meta.str("name"))
-        o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon", "defaultDuration", "durations"})
+        o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon", "defaultDuration", "durations", "jobWorkloads"})
+        if "jobWorkloads" in o:
+            out.job_workloads.append(o.bool("jobWorkloads"))
         if "horizon" in o:
             out.horizons.append(decode_duration(o, "horizon"))
         if "defaultDuration" in o:

@@ -77,6 +77,7 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, def
         files=tuple(files),
         warnings=warnings.result(),
         notices=warnings.notices(),
+        job_workloads=all(collected.job_workloads),
     )
 
 
@@ -360,6 +361,7 @@ __all__ = [
     "is_priority_class_create",
     "load_config",
     "load_trace",
+    "name_generated",
     "settle_arrival",
     "single_config",
 ]

@@ -16,6 +16,7 @@ from gangsim.scheduler.profiles import POLICIES
 from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.cluster import Cluster
 from gangsim.sim.engine import Engine, Phase
+from gangsim.sim.jobworkloads import job_workload_events
 
 # Without --horizon a replay stops when nothing can change any more; this caps replays that
 # never settle (e.g. a partial-gang livelock restarting every rendezvous timeout).
@@ -51,7 +52,10 @@ class Setup:
         rng = np.random.default_rng(seed) if seed is not None else None
         self.scheduler = Scheduler(config or trace.config, POLICIES[policy], ResourceIndex(resource_names(trace)), self.cluster, self.log, rng)
         self.cluster.attach(self.scheduler)
-        for ev in trace.events:
+        events = trace.events
+        if POLICIES[policy].features.gang_scheduling:  # GenericWorkload: the Job controller's Workloads (KEP-5547)
+            events = job_workload_events(events, infer=trace.job_workloads)
+        for ev in events:
             self.engine.at(ev.at_ms, Phase.API, self.cluster.apply, ev)
 
     def run_until(self, t_ms: int) -> None:
