@@ -19,7 +19,7 @@ from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
 from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
-from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
+from gangsim.load.meta import GANGSIM_PREFIX, controller_job, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
@@ -176,7 +176,7 @@ class Decoder:
         if KUEUE_QUEUE_LABEL in meta.labels:
             self.warnings.fold(KUEUE_QUEUE, object_ref("Pod", meta.namespace, meta.name or meta.generate_name + "*"))
         spec = self._pod_spec(doc.obj("spec", req=True), meta.labels, meta.times)
-        return Pod(meta.namespace, meta.name, spec, source=source)
+        return Pod(meta.namespace, meta.name, spec, job=controller_job(doc), source=source)
 
     def _pod_spec(self, spec_obj: Obj, labels: dict[str, str], times: dict[str, int]) -> PodSpec:
         """Recorded and imported traces repeat identical specs that differ only in their PodGroup

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.api.naming import NAME_ALPHABET
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
-from gangsim.errors import forbidden, invalid, required, unsupported
+from gangsim.errors import InputError, forbidden, invalid, required, unsupported
 from gangsim.load.fields import DNS1123_SUBDOMAIN_MAX, Obj, check_name, not_supported, shown, subdomain_errors
 
 # Accepted kinds and their apiVersions (the first one is what messages suggest).
@@ -33,7 +34,6 @@ TRACE_NAMESPACED = NAMESPACED  # Pod, Job, PodDisruptionBudget, PodGroup, Worklo
 GENERATE_NAME_KINDS = frozenset({"Pod", "Job"})
 GENERATED_SUFFIX_LEN = 5
 MAX_GENERATED_PREFIX = 63 - GENERATED_SUFFIX_LEN
-NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 ARRIVAL = "gangsim.dev/arrival"
 DURATION = "gangsim.dev/duration"
@@ -180,3 +180,19 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
             raise ann.error(key, invalid(path, shown(value), str(exc))) from None
         out[key] = check_duration_ms(ms, path, line=ann.ln(key), raw=value)
     return out
+
+
+def controller_job(doc: Obj) -> str:
+    """The Job a Pod's controller ``ownerReference`` names (``controller: true``, kind ``Job``,
+    apiVersion ``batch/…``): its pods form that Job's gang (a cluster dump's pods; gangsim
+    recreates none of them). Other owners are ignored; '' when there is none."""
+    meta = doc.obj("metadata")
+    if meta is None:
+        return ""
+    for ref, path, line in meta.items("ownerReferences"):
+        if not isinstance(ref, Mapping):
+            raise InputError(invalid(path, shown(ref), "must be an object with apiVersion, kind and name"), line=line)
+        o = Obj(ref, path, line)
+        if o.raw("controller") is True and o.raw("kind") == "Job" and str(o.raw("apiVersion") or "").startswith("batch/"):
+            return check_name(o, "name", "subdomain")
+    return ""

@@ -20,52 +20,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gangsim.api.naming import pod_group_name, template_name, workload_name
 from gangsim.api.objects import Job, PodGroup, PodGroupTemplate, Workload
 from gangsim.api.trace import Op, TraceEvent
-
-# validation.DNS1123SubdomainMaxLength; util/rand SafeEncodeString's alphabet
-_NAME_MAX = 253
-_SAFE = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def safe_encode(text: str) -> str:
-    """``rand.SafeEncodeString``: every character mapped into the alphabet without vowels."""
-    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in text)
-
-
-def workload_name(job: Job) -> str:
-    """``computeWorkloadName``: ``<job (cut)>-<hash>`` (the hash of ``namespace/name`` standing in for the UID)."""
-    digest = safe_encode(str(fnv32a(f"{job.namespace}/{job.name}".encode())))
-    return f"{job.name[: _NAME_MAX - len(digest) - 1]}-{digest}"
-
-
-def template_name(job: Job) -> str:
-    """``podGroupTemplateName``."""
-    return f"{job.name}-pgt-0"
-
-
-def pod_group_name(workload: str, template: str) -> str:
-    """``computePodGroupName``: ``<workload>-<template>-<hash>``, each part cut to share the 253 characters."""
-    digest = safe_encode(str(fnv32a(workload.encode() + template.encode())))
-    room = _NAME_MAX - len(digest) - 2
-    wl, tpl = workload, template
-    if len(wl) + len(tpl) > room:
-        half = room // 2
-        if len(wl) <= half:
-            tpl = tpl[: room - len(wl)]
-        elif len(tpl) <= half:
-            wl = wl[: room - len(tpl)]
-        else:
-            wl, tpl = wl[: room - half], tpl[:half]
-    return f"{wl}-{tpl}-{digest}"
-
 
 def job_workload_events(events: list[TraceEvent], *, infer: bool = True) -> list[TraceEvent]:
     """``events`` with each managed Job's Workload and PodGroup created before it (and deleted
@@ -107,4 +64,4 @@ def _event(ev: TraceEvent, op: Op, kind: str, name: str, obj: object) -> TraceEv
     return TraceEvent(ev.at_ms, op, kind, ev.namespace, name, obj, ev.source, ev.order)  # type: ignore[arg-type]
 
 
-__all__ = ["job_workload_events", "pod_group_name", "template_name", "workload_name"]
+__all__ = ["job_workload_events"]

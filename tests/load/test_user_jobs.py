@@ -186,3 +186,13 @@ def test_bad_duration_rules_are_one_line(load_error, rule, message):
 def test_two_different_default_durations_are_an_error(load_error):
     text = "apiVersion: gangsim.dev/v1alpha1\nkind: Trace\ndefaultDuration: 1h\n---\napiVersion: gangsim.dev/v1alpha1\nkind: Trace\ndefaultDuration: 2h\n"
     assert load_error(text) == "t.yaml:7: Trace: defaultDuration: Invalid value: 2h: differs from the defaultDuration at t.yaml:3"
+
+
+def test_a_pod_owned_by_a_job_joins_that_jobs_gang(load, load_error):
+    pod = "\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n  ownerReferences: {refs}\nspec: {{containers: [{{name: c}}]}}\n"
+    owned = load(docs(NODE, pod.format(refs="[{apiVersion: apps/v1, kind: ReplicaSet, name: r}, {apiVersion: batch/v1, kind: Job, name: train, controller: true}]")))
+    (p,) = objs(owned, "Pod")
+    assert p.job == "train"
+    (p,) = objs(load(docs(NODE, pod.format(refs="[{apiVersion: batch/v1, kind: Job, name: train}]"))), "Pod")
+    assert p.job == ""  # not the controller reference
+    assert load_error(pod.format(refs="[x]")) == 't.yaml:6: Pod ml/p: metadata.ownerReferences[0]: Invalid value: "x": must be an object with apiVersion, kind and name'

@@ -14,7 +14,8 @@ from gangsim.api.objects import PolicyKind
 from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
 from gangsim.report import build_report
-from gangsim.sim.jobworkloads import fnv32a, job_workload_events, pod_group_name, safe_encode, template_name, workload_name
+from gangsim.api.naming import fnv32a, pod_group_name, safe_encode, template_name, workload_name
+from gangsim.sim.jobworkloads import job_workload_events
 from gangsim.sim.replay import replay
 
 NODE = """\
