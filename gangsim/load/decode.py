@@ -227,6 +227,13 @@ class Decoder:
             times = gangsim_annotations(tmeta, "template")
         pod_spec = self._pod_spec(template.obj("spec", req=True), labels, inherit_times(meta.times, times))
         policy, explicit = self._job_workload(spec, parallelism, completions, indexed, pod_spec)
+        if completions is not None and completions != parallelism and (pod_spec.scheduling_group or explicit):
+            # gangsim's PodGroup gang is one distributed job that ends together: no waves in it
+            self.warnings.add(
+                f"{ref}: spec.completions ({completions}) differs from spec.parallelism ({parallelism}) while its pods form a "
+                "PodGroup gang: gangsim runs parallelism pods as one gang and ignores completions"
+            )
+            completions = None
         return Job(
             meta.namespace, meta.name, parallelism, pod_spec, source,
             pod_creation_interval_ms=meta.times.get(POD_CREATION_INTERVAL, 0),

@@ -107,6 +107,12 @@ def test_spec_scheduling_asks_for_it_explicitly(trace_of):
     trace = trace_of(NODE + job("j", 3, 6, "NonIndexed", extra=sched))
     (pg,) = [ev.obj for ev in job_workload_events(trace.events, infer=False) if ev.kind == "PodGroup"]
     assert (pg.policy.min_count, pg.policy.disruption_mode.value) == (3, "all")  # minCount defaults to parallelism
+    # a PodGroup gang is one distributed job: its completions are not run in waves
+    (jb,) = [ev.obj for ev in trace.events if ev.kind == "Job"]
+    assert (jb.completions, jb.waves) == (None, False)
+    assert trace.warnings == [
+        "Job ml/j: spec.completions (6) differs from spec.parallelism (3) while its pods form a PodGroup gang: gangsim runs parallelism pods as one gang and ignores completions"
+    ]
 
 
 def test_spec_scheduling_min_count_above_parallelism_is_an_error(tmp_path):
