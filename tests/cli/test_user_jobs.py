@@ -66,3 +66,11 @@ def test_diff_takes_the_default_duration(plain):
     res = invoke("diff", plain, "-p", "gang", "-p", "pod", "--default-duration", "1h", "--format", "json", "--no-progress")
     assert res.exit_code == 0, res.stderr
     assert "no Pod or Job" not in res.stderr
+
+
+def test_sweep_takes_the_default_duration_and_the_job_workloads_switch(plain):
+    res = invoke("sweep", "--trace", plain, "--default-duration", "1h", "--no-job-workloads", "-j", "1", "-f", "csv", "--no-progress")
+    assert res.exit_code == 0, res.stderr
+    header, row = res.stdout.splitlines()[:2]
+    assert float(dict(zip(header.split(","), row.split(","), strict=True))["gpu.busy_s"]) == 86_400.0
+    assert "no Pod or Job" not in res.stderr

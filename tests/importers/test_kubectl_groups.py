@@ -68,3 +68,12 @@ def test_a_dump_in_several_files_and_formats_is_one_trace(tmp_path):
     whole, _ = imported("kubectl", FIXTURE)
     split, _ = imported("kubectl", str(tmp_path / "nodes.json"), str(tmp_path / "rest.yaml"))
     assert creates(split) == creates(whole)
+
+
+def test_a_bad_lws_size_is_one_line(tmp_path):
+    text = Path(FIXTURE).read_text().replace('{leaderworkerset.sigs.k8s.io/size: "2"}', '{leaderworkerset.sigs.k8s.io/size: "999999"}', 1)
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    res = invoke("import", "kubectl", str(path), "-o", str(tmp_path / "t.jsonl"))
+    assert res.exit_code == 2
+    assert res.stderr == f"gangsim: error: {path}:45: Pod ml/lws-0: metadata.annotations[leaderworkerset.sigs.k8s.io/size]: Invalid value: 999999: must be an integer between 0 and 100000\n"

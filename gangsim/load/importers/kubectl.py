@@ -361,7 +361,7 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
             continue
         state, pod = converted
         _checked(pod, doc)
-        grouper.group(doc.data, pod)
+        grouper.group(doc, pod)
         if state == "bound":
             bound.append(pod)
         else:

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 
 from gangsim.errors import InputError
 from gangsim.load.documents import Document
+from gangsim.load.fields import line_of
+from gangsim.load.limits import MAX_PODS_PER_JOB, check_count
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
@@ -85,8 +87,9 @@ class Grouper:
         self._lws_count: dict[tuple[str, str], int] = {}
         self._unowned: dict[str, int] = {}
 
-    def group(self, raw: Mapping, pod: dict) -> None:
-        """``pod`` (converted from the dumped ``raw``) with its owner or group."""
+    def group(self, doc: Document, pod: dict) -> None:
+        """``pod`` (converted from the dumped ``doc``) with its owner or group."""
+        raw = doc.data
         spec = pod["spec"]
         if spec.get("schedulingGroup"):
             return
@@ -97,7 +100,7 @@ class Grouper:
             return
         labels = pod["metadata"].get("labels") or {}
         if LWS_NAME in labels and LWS_GROUP_INDEX in labels:
-            self._lws_pod(ns, labels, raw, pod)
+            self._lws_pod(ns, labels, doc, pod)
             return
         job = _controller_job(raw)
         if job and (ns, job) in self.gang_jobs:
@@ -121,11 +124,18 @@ class Grouper:
         name = "-".join(p for p in (wl, group, key) if p)
         pod["spec"]["schedulingGroup"] = {"podGroupName": self._named(ns, name, policy)}
 
-    def _lws_pod(self, ns: str, labels: Mapping, raw: Mapping, pod: dict) -> None:
+    def _lws_pod(self, ns: str, labels: Mapping, doc: Document, pod: dict) -> None:
         name = f"{labels[LWS_NAME]}-{labels[LWS_GROUP_INDEX]}"
-        size = (_meta(raw).get("annotations") or {}).get(LWS_SIZE)
+        size = (_meta(doc.data).get("annotations") or {}).get(LWS_SIZE)
         self._lws_count[(ns, name)] = self._lws_count.get((ns, name), 0) + 1
-        minimum = int(size) if isinstance(size, str) and size.isdigit() and int(size) > 0 else None
+        minimum = None
+        if size is not None:
+            field = f"metadata.annotations[{LWS_SIZE}]"
+            try:
+                minimum = check_count(int(size) if isinstance(size, str) and size.isdigit() else size, field, MAX_PODS_PER_JOB) or None
+            except InputError as exc:
+                line = line_of(_meta(doc.data).get("annotations"), LWS_SIZE, doc.line)
+                raise exc.located(file=doc.file, line=line, obj=f"Pod {ns}/{pod['metadata']['name']}") from None
         self._named(ns, name, {"gang": {"minCount": minimum or 0}})
         pod["spec"]["schedulingGroup"] = {"podGroupName": name}
 
