@@ -253,7 +253,7 @@ class Decoder:
             if pod_spec.scheduling_group:
                 raise spec.error("scheduling", invalid(spec.fp("scheduling"), Shown({}), "may not be set together with spec.template.spec.schedulingGroup"))
             sched.check_keys({"schedulingPolicy", "schedulingConstraints", "disruptionMode"}, {"resourceClaims": "gangsim does not model dynamic resource allocation (resource claims)"})
-            data = dict(sched.d)
+            data = {**sched.d, **_template_priority(pod_spec)}
             gang = (sched.d.get("schedulingPolicy") or {}).get("gang") if isinstance(sched.d.get("schedulingPolicy"), Mapping) else None
             if isinstance(gang, Mapping) and gang.get("minCount") is None:
                 data["schedulingPolicy"] = {"gang": {**gang, "minCount": max(1, parallelism)}}
@@ -262,7 +262,8 @@ class Decoder:
                 raise sched.error("schedulingPolicy", invalid(sched.fp("schedulingPolicy.gang.minCount"), policy.min_count, f"must be less than or equal to spec.parallelism ({parallelism})"))
             return policy, True
         if not pod_spec.scheduling_group and indexed and parallelism > 1 and completions == parallelism:
-            return decode_policy(Obj({"schedulingPolicy": {"gang": {"minCount": parallelism}}}, spec.fp("template"), spec.line), self.priorities), False
+            data = {"schedulingPolicy": {"gang": {"minCount": parallelism}}, **_template_priority(pod_spec)}
+            return decode_policy(Obj(data, spec.fp("template"), spec.line), self.priorities), False
         return None, False
 
     def _pdb(self, doc: Obj, meta: Meta, source: Source) -> PodDisruptionBudget:
@@ -278,6 +279,15 @@ class Decoder:
         if min_available is None and max_unavailable is None:
             raise spec.error("minAvailable", required(spec.fp("minAvailable"), "one of minAvailable or maxUnavailable is required"))
         return PodDisruptionBudget(meta.namespace, meta.name, selector, min_available, max_unavailable, source)
+
+
+def _template_priority(pod_spec: PodSpec) -> dict[str, object]:
+    """The pod template's priority for the Job's PodGroup (the controller's workloadbuilder
+    ``DefaultConfig.PriorityClassName`` is the template's): the scheduler requires a group's pods
+    to share its priority (``validatePodGroup``), so a group without it would never schedule."""
+    if pod_spec.priority_class_name:
+        return {"priorityClassName": pod_spec.priority_class_name}
+    return {"priority": pod_spec.priority} if pod_spec.priority else {}
 
 
 def _count(o: Obj, key: str, maximum: int) -> int:

@@ -124,6 +124,17 @@ def test_spec_scheduling_min_count_above_parallelism_is_an_error(tmp_path):
         load_trace([path])
 
 
+def test_the_podgroup_carries_the_pod_templates_priority(trace_of):
+    # the scheduler needs a group's pods at the group's priority (validatePodGroup): the controller
+    # gives the PodGroup the template's priorityClassName (workloadbuilder DefaultConfig)
+    pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+    trace = trace_of(pc + "---\n" + NODE + job("j", 4, 4, template="\n      priorityClassName: high"))
+    (pg,) = [ev.obj for ev in job_workload_events(trace.events) if ev.kind == "PodGroup"]
+    assert (pg.policy.priority_class_name, pg.priority) == ("high", 1000)
+    (g,) = replay(trace, "gang").gangs
+    assert (g.kind, g.priority, g.state) == ("PodGroup", 1000, "Completed")
+
+
 def test_the_replay_creates_them_only_under_gang_and_permit(trace_of):
     trace = trace_of(NODE + job("j", 4, 4))
     for policy, kind in (("pod", "Job"), ("permit", "PodGroup"), ("gang", "PodGroup")):
@@ -191,3 +202,5 @@ def test_job_derived_gangs_are_never_partially_bound(tmp_path_factory, seed, nod
     assert all(kind == "PodGroup" or pods == 1 for kind, pods in zip(gangs["kind"], gangs["pods"], strict=True))  # one-pod Jobs: no gang
     assert (gangs["pods"] == gangs["min_count"]).all()
     check_all_or_nothing(report)
+    groups = gangs.filter(gangs["kind"] == "PodGroup")
+    assert groups.height == 0 or groups["started_s"].is_not_null().any()  # not all-or-nothing by never binding
