@@ -174,7 +174,7 @@ class Decoder:
     def _pod(self, doc: Obj, meta: Meta, source: Source) -> Pod:
         doc.check_keys(_TOP)
         if KUEUE_QUEUE_LABEL in meta.labels:
-            self.warnings.fold(KUEUE_QUEUE, object_ref("Pod", meta.namespace, meta.name or meta.generate_name + "*"))
+            self.warnings.fold(KUEUE_QUEUE, _ref("Pod", meta, source))
         spec = self._pod_spec(doc.obj("spec", req=True), meta.labels, meta.times)
         return Pod(meta.namespace, meta.name, spec, job=controller_job(doc), source=source)
 
@@ -212,7 +212,7 @@ class Decoder:
         deadline = None
         if spec.raw("activeDeadlineSeconds") is not None:
             deadline = check_seconds_ms(spec.raw("activeDeadlineSeconds"), spec.fp("activeDeadlineSeconds"), line=spec.ln("activeDeadlineSeconds"))
-        ref = object_ref("Job", meta.namespace, meta.name or meta.generate_name + "*")
+        ref = _ref("Job", meta, source)
         if spec.bool("suspend"):
             self.warnings.fold(SUSPENDED, ref)
         if KUEUE_QUEUE_LABEL in meta.labels:
@@ -279,6 +279,14 @@ class Decoder:
         if min_available is None and max_unavailable is None:
             raise spec.error("minAvailable", required(spec.fp("minAvailable"), "one of minAvailable or maxUnavailable is required"))
         return PodDisruptionBudget(meta.namespace, meta.name, selector, min_available, max_unavailable, source)
+
+
+def _ref(kind: str, meta: Meta, source: Source) -> str:
+    """How a message names the object being decoded: a ``generateName`` object has no name yet
+    (it is named in creation order after decoding), so it is ``<prefix>*`` at its file and line."""
+    if meta.name:
+        return object_ref(kind, meta.namespace, meta.name)
+    return f"{object_ref(kind, meta.namespace, meta.generate_name + '*')} at {source.where()}"
 
 
 def _template_priority(pod_spec: PodSpec) -> dict[str, object]:
