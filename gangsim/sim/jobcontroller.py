@@ -191,7 +191,7 @@ class JobController:
         gang = getattr(sp, "gang", None) or next((getattr(p, "gang", None) for p in js.pods.values()), None)
         self.log.event(self.engine.now, "Job", js.job.key, "", why[0], why[1])
         self._stop(js)
-        if gang is not None and gang.record is not None and gang.kind == "Job" and gang.record.state != GangState.COMPLETED:
+        if gang is not None and gang.record is not None and gang.record.state != GangState.COMPLETED:  # its Job or PodGroup gang
             gang.record.state = GangState.FAILED
 
     def _deadline(self, js: JobState) -> None:
