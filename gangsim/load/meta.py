@@ -10,7 +10,7 @@ from gangsim.api.naming import NAME_ALPHABET
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
 from gangsim.errors import InputError, forbidden, invalid, required, unsupported
-from gangsim.load.fields import DNS1123_SUBDOMAIN_MAX, Obj, check_name, not_supported, shown, subdomain_errors
+from gangsim.load.fields import DNS1123_SUBDOMAIN_MAX, Obj, check_name, known_names, not_supported, shown, subdomain_errors
 
 # Accepted kinds and their apiVersions (the first one is what messages suggest).
 API_VERSIONS: dict[str, tuple[str, ...]] = {
@@ -165,8 +165,7 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
         path = f"{ann.path}[{key}]"
         kinds = ANNOTATION_KINDS.get(key)
         if kinds is None:
-            known = ", ".join(ANNOTATION_KINDS)
-            raise ann.error(key, unsupported(path, f"unknown gangsim annotation (known: {known})"))
+            raise ann.error(key, unsupported(path, f"unknown gangsim annotation ({known_names(key, ANNOTATION_KINDS)})"))
         if kind not in kinds:
             if kind == "template":
                 detail = f"{key} is not read on a Job's pod template: set it on the Job"
