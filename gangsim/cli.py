@@ -18,7 +18,7 @@ import gangsim.commands.compare  # noqa: F401 - registers its commands below
 import gangsim.commands.explain  # noqa: F401
 import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
-from gangsim.commands.common import Command, duration_option, stdout_console, user_errors
+from gangsim.commands.common import DEFAULT_DURATION_HELP, JOB_WORKLOADS_HELP, Command, duration_option, load_traces, note_durations, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
 from gangsim.whatif.variants import parse_policy_spec
@@ -80,6 +80,8 @@ def run(
     top: Annotated[int, typer.Option("--top", help="Rows in the terminal tables.")] = 10,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
     plot: Annotated[bool, typer.Option("--plot", help="Also write gpu_state.png, gang_wait_cdf.png, victims.png and report.html into --out (needs gangsim[plot]).")] = False,
+    default_duration: Annotated[str | None, typer.Option("--default-duration", help=DEFAULT_DURATION_HELP)] = None,
+    job_workloads: Annotated[bool | None, typer.Option("--job-workloads/--no-job-workloads", help=JOB_WORKLOADS_HELP, show_default=False)] = None,
 ) -> None:
     """Replay TRACE under one policy and report GPU idle time, gang waits and preemption victims."""
     if plot:
@@ -91,7 +93,7 @@ def run(
     head, sep, path = policy.strip().partition(":")
     spec = parse_policy_spec(head.lower() + sep + path)  # the name is case-insensitive, a path is not
     horizon_ms = duration_option(horizon)
-    trace = pipeline.load([str(t) for t in traces], config_path=config)
+    trace = load_traces(traces, config, default_duration, job_workloads)
     scheduler_config = spec.config(trace.config)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
     if bar is not None:

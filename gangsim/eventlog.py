@@ -41,6 +41,9 @@ class EventReason(StrEnum):
     NODE_UPDATED = "NodeUpdated"
     MIN_COUNT_CHANGED = "MinCountChanged"
     REJECTED = "Rejected"
+    # Job condition reasons (kind Job): pkg/controller/job/job_controller.go, syncJob
+    BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
+    DEADLINE_EXCEEDED = "DeadlineExceeded"
 
 
 class EndReason(StrEnum):
@@ -61,6 +64,7 @@ class GangState(StrEnum):
     STALLED = "Stalled"  # has made progress before, not now
     COMPLETED = "Completed"
     DELETED = "Deleted"
+    FAILED = "Failed"  # its Job failed (backoffLimit, activeDeadlineSeconds)
 
 
 # reasons whose word-for-word repeats for the same object are recorded once

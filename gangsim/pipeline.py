@@ -14,14 +14,27 @@ from gangsim.api.config import SchedulerConfig
 from gangsim.api.trace import Trace
 from gangsim.eventlog import EventLog
 from gangsim.load import load_trace
+from gangsim.load.durations import has_durations
 from gangsim.report import Report, build_report
 from gangsim.sim.replay import replay
 
 Progress = Callable[[int, int, int, int], None]  # (now_ms, until_ms, pods bound so far, pods pending)
 
 
-def load(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> Trace:
-    return load_trace(paths, config_path=config_path)
+def load(paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None) -> Trace:
+    """The trace (``default_duration_ms``: ``--default-duration``, for pods without a duration)."""
+    return load_trace(paths, config_path=config_path, default_duration_ms=default_duration_ms)
+
+
+def no_duration_note(trace: Trace) -> str | None:
+    """The one line the commands print on stderr when nothing in ``trace`` has a duration."""
+    if has_durations(trace.events) or not any(ev.kind in ("Pod", "Job") for ev in trace.events):
+        return None
+    return (
+        f"no Pod or Job in {trace.name} has a duration (gangsim.dev/duration, the Trace's durations or defaultDuration, "
+        "or --default-duration D): no pod ever finishes, so without --horizon the replay stops after the last event "
+        "and reports no GPU time"
+    )
 
 
 def run_policy(

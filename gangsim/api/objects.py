@@ -204,6 +204,26 @@ class Job:
     # gangsim.dev/pod-creation-interval: the controller creates pod i at arrival + i x interval
     # (real Job controllers create pods in bursts; two Jobs submitted together interleave)
     pod_creation_interval_ms: int = 0
+    completions: int | None = None  # spec.completions (None: unset)
+    indexed: bool = False  # spec.completionMode == Indexed
+    backoff_limit: int | None = None  # spec.backoffLimit as written (None: not enforced, README "Jobs")
+    active_deadline_ms: int | None = None  # spec.activeDeadlineSeconds in ms
+    # KEP-5547: the PodGroup policy the Job controller compiles for this Job (under GenericWorkload):
+    # from spec.scheduling (``workload_explicit``), or the gang it infers for an Indexed Job with
+    # parallelism == completions > 1; None: no Workload/PodGroup (pods already name a PodGroup, …)
+    workload_policy: PodGroupPolicy | None = None
+    workload_explicit: bool = False
+
+    def workload_managed(self, infer: bool) -> bool:
+        """Whether the Job controller creates a Workload and PodGroup for it (KEP-5547, GenericWorkload
+        on); ``infer``: the v1.36 inference is on (Trace ``jobWorkloads``)."""
+        return self.workload_policy is not None and (self.workload_explicit or infer)
+
+    @property
+    def waves(self) -> bool:
+        """Pods run in waves: ``completions`` is set and differs from ``parallelism`` (each pod is
+        then its own unit of work; the controller keeps ``min(parallelism, remaining)`` active)."""
+        return self.completions is not None and self.completions != self.parallelism
 
     @property
     def key(self) -> str:

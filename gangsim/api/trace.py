@@ -44,6 +44,10 @@ class Trace:
     horizon_ms: int | None = None
     files: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # warnings every command prints on stderr (also in ``warnings``)
+    # KEP-5547 under gang/permit: the Job controller infers a gang PodGroup for Indexed Jobs with
+    # parallelism == completions > 1 (Trace ``jobWorkloads``, ``--job-workloads/--no-job-workloads``)
+    job_workloads: bool = True
 
     def sort(self) -> None:
         self.events.sort(key=lambda e: (e.at_ms, e.order))

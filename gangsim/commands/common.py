@@ -16,7 +16,38 @@ from typer.core import TyperCommand
 from gangsim.errors import GangsimError
 from gangsim.whatif.variants import duration_option
 
-__all__ = ["Command", "duration_option", "fail", "stdout_console", "user_errors"]
+__all__ = ["DEFAULT_DURATION_HELP", "JOB_WORKLOADS_HELP", "Command", "duration_option", "fail", "load_traces", "note_durations", "stdout_console", "user_errors"]
+
+DEFAULT_DURATION_HELP = "Duration of pods that have none (no gangsim.dev/duration, no Trace durations rule), e.g. 1h; replaces the Trace's defaultDuration."
+
+
+JOB_WORKLOADS_HELP = "KEP-5547 under gang/permit: a gang PodGroup for each Indexed Job with parallelism == completions > 1 (default: the Trace's jobWorkloads, else on)."
+
+
+def load_traces(paths: list, config: object, default_duration: str | None, job_workloads: bool | None = None):
+    """``pipeline.load`` for a command: ``--default-duration`` parsed, ``--[no-]job-workloads``
+    applied, and the notes on stderr."""
+    from gangsim import pipeline
+
+    ms = duration_option(default_duration, "--default-duration")
+    trace = pipeline.load([str(p) for p in paths], config_path=config, default_duration_ms=ms)
+    if job_workloads is not None:
+        trace.job_workloads = job_workloads
+    note_durations(trace)
+    return trace
+
+
+def note_durations(trace: object) -> None:
+    """On stderr: the trace's notices (features replayed differently, e.g. ``spec.suspend``) and one
+    line when nothing in ``trace`` has a duration (the report would be all zeros)."""
+    from gangsim import pipeline
+
+    notes = list(trace.notices)  # type: ignore[attr-defined]
+    note = pipeline.no_duration_note(trace)  # type: ignore[arg-type]
+    if note is not None:
+        notes.append(note)
+    for line in notes:
+        sys.stderr.write(f"gangsim: warning: {line}\n")
 
 
 _USAGE_ARGUMENT = re.compile(r"^([{\[])(\w+)([}\]])")

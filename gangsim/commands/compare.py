@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gangsim.commands.common import Command, duration_option, stdout_console, user_errors
+from gangsim.commands.common import DEFAULT_DURATION_HELP, JOB_WORKLOADS_HELP, Command, duration_option, load_traces, note_durations, stdout_console, user_errors
 from gangsim.errors import UsageError
 
 __all__ = ["register"]
@@ -93,6 +93,8 @@ def diff(
     plot: Annotated[bool, typer.Option("--plot", help="Also write gpu_state.png, gang_wait_cdf.png, victims.png and report.html into --out (needs gangsim[plot]).")] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Replay the policies in this many processes.")] = 1,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
+    default_duration: Annotated[str | None, typer.Option("--default-duration", help=DEFAULT_DURATION_HELP)] = None,
+    job_workloads: Annotated[bool | None, typer.Option("--job-workloads/--no-job-workloads", help=JOB_WORKLOADS_HELP, show_default=False)] = None,
 ) -> None:
     """Replay TRACE under several policies and compare them side by side.
 
@@ -119,7 +121,7 @@ def diff(
     conditions = [parse_condition(text, labels) for text in fail_if or []]
     _check_plot(plot, out)
     horizon_ms = duration_option(horizon)
-    trace = pipeline.load([str(t) for t in traces], config_path=config)
+    trace = load_traces(traces, config, default_duration, job_workloads)
     tasks = [Task(0, s.policy, s.config(trace.config), seed, horizon_ms, keep_report=True) for s in specs]
     with _progress(progress and fmt is OutputFormat.table, "replaying") as update, Runner([trace], jobs=jobs) as runner:
         outcomes, window = run_in_common_window(runner, tasks, progress=update)
@@ -186,6 +188,8 @@ def plan(
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Local worker processes (default: CPU count); also the sizes tried per round.")] = None,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="ray.init(address=...); default: start a local Ray.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
+    default_duration: Annotated[str | None, typer.Option("--default-duration", help=DEFAULT_DURATION_HELP)] = None,
+    job_workloads: Annotated[bool | None, typer.Option("--job-workloads/--no-job-workloads", help=JOB_WORKLOADS_HELP, show_default=False)] = None,
 ) -> None:
     """Find the smallest node count of a NodePool that meets every --target.
 
@@ -207,7 +211,7 @@ def plan(
     span = _ranges(ranges or [], pools)
     _check_plot(plot, out)
     horizon_ms = duration_option(horizon)
-    trace = pipeline.load([str(t) for t in traces], config_path=config)
+    trace = load_traces(traces, config, default_duration, job_workloads)
     infos = {name: pool_info(trace, name) for name in pools}
     for name, info in infos.items():
         span.setdefault(name, (1, max(2 * info.size, info.size + 1)))
@@ -302,6 +306,8 @@ def sweep(
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Local worker processes (default: CPU count).")] = None,
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="ray.init(address=...); default: start a local Ray.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr (TTY only).")] = True,
+    default_duration: Annotated[str | None, typer.Option("--default-duration", help=DEFAULT_DURATION_HELP)] = None,
+    job_workloads: Annotated[bool | None, typer.Option("--job-workloads/--no-job-workloads", help=JOB_WORKLOADS_HELP, show_default=False)] = None,
 ) -> None:
     """Replay a grid of traces x configs x policies x seeds x pool sizes; one table, one row per run."""
     from gangsim.report.diff import is_undefined
@@ -334,8 +340,12 @@ def sweep(
         pools=spec.get("pools") or {},
         horizon=spec.get("horizon"),
     )
-    prepared = prepare(grid)
+    prepared = prepare(grid, default_duration_ms=duration_option(default_duration, "--default-duration"))
     configs = len(prepared.grid.configs)
+    for trace in prepared.traces:
+        if job_workloads is not None:
+            trace.job_workloads = job_workloads
+        note_durations(trace)
     with _progress(progress, "sweep") as update, Runner(prepared.traces, backend=backend.value, jobs=jobs, address=ray_address) as runner:
         # one window per --trace value: its runs under every config, policy, seed and pool size
         outcomes, _window = run_in_common_window(runner, prepared.tasks, group=lambda t: t.trace // configs, progress=update)

@@ -12,14 +12,14 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodSpec, Source
+from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodGroupPolicy, PodSpec, PolicyKind, Source, object_ref
 from gangsim.api.quantity import PODS
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
-from gangsim.load.limits import MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count
-from gangsim.load.groups import decode_pod_group, decode_workload
-from gangsim.load.meta import GANGSIM_PREFIX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
+from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
+from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
+from gangsim.load.meta import GANGSIM_PREFIX, controller_job, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
@@ -32,6 +32,14 @@ _JOB_SPEC_HARMLESS = {
 }  # fmt: skip
 _PERCENT = re.compile(r"^[0-9]+%$")
 JOB_NAME_MAX = 63  # a Job's name ends up in pod labels (≤63 characters)
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# Said once per trace (folded over every object): what gangsim does with admission controls it does not model.
+SUSPENDED = "spec.suspend: true"
+KUEUE_QUEUE = f"label {KUEUE_QUEUE_LABEL}"
+_FOLDED = {
+    SUSPENDED: "gangsim has no Kueue or other admission model: replayed as admitted (unsuspended) at creation",
+    KUEUE_QUEUE: "gangsim has no Kueue model (no queues, quotas or admission order): replayed as admitted at creation",
+}
 
 
 @dataclass(slots=True)
@@ -50,6 +58,7 @@ class Warnings:
         self._lines: list[str] = []
         self._seen: set[str] = set()
         self._status: dict[str, list[str]] = {}
+        self._folded: dict[str, list[str]] = {}
 
     def add(self, message: str) -> None:
         if message not in self._seen:
@@ -60,8 +69,20 @@ class Warnings:
         kind = ref.split(" ", 1)[0]
         self._status.setdefault(kind, []).append(ref)
 
+    def fold(self, topic: str, ref: str) -> None:
+        """``topic`` (a key of ``_FOLDED``) seen on ``ref``: one line for the whole trace."""
+        self._folded.setdefault(topic, []).append(ref)
+
+    def notices(self) -> list[str]:
+        """The folded lines: what gangsim does instead of a feature it does not model (shown by every command)."""
+        out = []
+        for topic, refs in self._folded.items():
+            where = refs[0] if len(refs) == 1 else f"{len(refs)} objects (e.g. {refs[0]})"
+            out.append(f"{where}: {topic}: {_FOLDED[topic]}")
+        return out
+
     def result(self) -> list[str]:
-        out = list(self._lines)
+        out = list(self._lines) + self.notices()
         for kind, refs in self._status.items():
             if len(refs) == 1:
                 out.append(f"ignored status of {refs[0]}")
@@ -152,8 +173,10 @@ class Decoder:
 
     def _pod(self, doc: Obj, meta: Meta, source: Source) -> Pod:
         doc.check_keys(_TOP)
+        if KUEUE_QUEUE_LABEL in meta.labels:
+            self.warnings.fold(KUEUE_QUEUE, _ref("Pod", meta, source))
         spec = self._pod_spec(doc.obj("spec", req=True), meta.labels, meta.times)
-        return Pod(meta.namespace, meta.name, spec, source=source)
+        return Pod(meta.namespace, meta.name, spec, job=controller_job(doc), source=source)
 
     def _pod_spec(self, spec_obj: Obj, labels: dict[str, str], times: dict[str, int]) -> PodSpec:
         """Recorded and imported traces repeat identical specs that differ only in their PodGroup
@@ -178,15 +201,22 @@ class Decoder:
     def _job(self, doc: Obj, meta: Meta, source: Source) -> Job:
         doc.check_keys(_TOP)
         spec = doc.obj("spec", req=True)
-        spec.check_keys({"parallelism", "completions", "completionMode", "template"} | _JOB_SPEC_HARMLESS, {"suspend": "gangsim does not model suspended Jobs"})
+        spec.check_keys({"parallelism", "completions", "completionMode", "template", "suspend", "scheduling"} | _JOB_SPEC_HARMLESS)
         parallelism = 1 if spec.raw("parallelism") is None else _count(spec, "parallelism", MAX_PODS_PER_JOB)
         completions = None if spec.raw("completions") is None else _count(spec, "completions", MAX_PODS_PER_JOB)
-        spec.enum("completionMode", ("NonIndexed", "Indexed"))
-        if completions is not None and completions != parallelism:
-            self.warnings.add(
-                f"Job {meta.namespace}/{meta.name}: spec.completions ({completions}) differs from spec.parallelism "
-                f"({parallelism}); gangsim runs parallelism pods and ignores completions"
-            )
+        indexed = spec.enum("completionMode", ("NonIndexed", "Indexed")) == "Indexed"
+        if indexed and completions is None:
+            # batch validation (ValidateJobSpec): Indexed needs completions
+            raise spec.error("completions", required(spec.fp("completions"), "when completion mode is Indexed"))
+        backoff = None if spec.raw("backoffLimit") is None else check_count(spec.raw("backoffLimit"), spec.fp("backoffLimit"), MAX_INT32, line=spec.ln("backoffLimit"))
+        deadline = None
+        if spec.raw("activeDeadlineSeconds") is not None:
+            deadline = check_seconds_ms(spec.raw("activeDeadlineSeconds"), spec.fp("activeDeadlineSeconds"), line=spec.ln("activeDeadlineSeconds"))
+        ref = _ref("Job", meta, source)
+        if spec.bool("suspend"):
+            self.warnings.fold(SUSPENDED, ref)
+        if KUEUE_QUEUE_LABEL in meta.labels:
+            self.warnings.fold(KUEUE_QUEUE, ref)
         template = spec.obj("template", req=True)
         template.check_keys({"metadata", "spec"})
         labels: dict[str, str] = {}
@@ -196,7 +226,45 @@ class Decoder:
             labels = tmeta.labels("labels")
             times = gangsim_annotations(tmeta, "template")
         pod_spec = self._pod_spec(template.obj("spec", req=True), labels, inherit_times(meta.times, times))
-        return Job(meta.namespace, meta.name, parallelism, pod_spec, source, pod_creation_interval_ms=meta.times.get(POD_CREATION_INTERVAL, 0))
+        policy, explicit = self._job_workload(spec, parallelism, completions, indexed, pod_spec)
+        if completions is not None and completions != parallelism and (pod_spec.scheduling_group or explicit):
+            # gangsim's PodGroup gang is one distributed job that ends together: no waves in it
+            self.warnings.add(
+                f"{ref}: spec.completions ({completions}) differs from spec.parallelism ({parallelism}) while its pods form a "
+                "PodGroup gang: gangsim runs parallelism pods as one gang and ignores completions"
+            )
+            completions = None
+        return Job(
+            meta.namespace, meta.name, parallelism, pod_spec, source,
+            pod_creation_interval_ms=meta.times.get(POD_CREATION_INTERVAL, 0),
+            completions=completions, indexed=indexed, backoff_limit=backoff, active_deadline_ms=deadline,
+            workload_policy=policy, workload_explicit=explicit,
+        )  # fmt: skip
+
+    def _job_workload(self, spec: Obj, parallelism: int, completions: int | None, indexed: bool, pod_spec: PodSpec) -> tuple[PodGroupPolicy | None, bool]:
+        """KEP-5547: the PodGroup policy the Job controller compiles, and whether ``spec.scheduling``
+        asked for it. ``spec.scheduling``: its policy, an omitted ``gang.minCount`` defaulted to
+        parallelism (at least 1; ``defaultMinCountForJob``). Without it, the v1.36 controller's
+        inference (``shouldManageWorkloadForJob``, ``buildPodGroupTemplates``): a gang of minCount
+        parallelism for an Indexed Job with parallelism > 1 and completions == parallelism whose pod
+        template names no PodGroup."""
+        sched = spec.obj("scheduling")
+        if sched is not None:
+            if pod_spec.scheduling_group:
+                raise spec.error("scheduling", invalid(spec.fp("scheduling"), Shown({}), "may not be set together with spec.template.spec.schedulingGroup"))
+            sched.check_keys({"schedulingPolicy", "schedulingConstraints", "disruptionMode"}, {"resourceClaims": "gangsim does not model dynamic resource allocation (resource claims)"})
+            data = {**sched.d, **_template_priority(pod_spec)}
+            gang = (sched.d.get("schedulingPolicy") or {}).get("gang") if isinstance(sched.d.get("schedulingPolicy"), Mapping) else None
+            if isinstance(gang, Mapping) and gang.get("minCount") is None:
+                data["schedulingPolicy"] = {"gang": {**gang, "minCount": max(1, parallelism)}}
+            policy = decode_policy(Obj(data, sched.path, sched.line), self.priorities)
+            if policy.kind is PolicyKind.GANG and policy.min_count > parallelism and parallelism > 0:
+                raise sched.error("schedulingPolicy", invalid(sched.fp("schedulingPolicy.gang.minCount"), policy.min_count, f"must be less than or equal to spec.parallelism ({parallelism})"))
+            return policy, True
+        if not pod_spec.scheduling_group and indexed and parallelism > 1 and completions == parallelism:
+            data = {"schedulingPolicy": {"gang": {"minCount": parallelism}}, **_template_priority(pod_spec)}
+            return decode_policy(Obj(data, spec.fp("template"), spec.line), self.priorities), False
+        return None, False
 
     def _pdb(self, doc: Obj, meta: Meta, source: Source) -> PodDisruptionBudget:
         doc.check_keys(_TOP)
@@ -211,6 +279,23 @@ class Decoder:
         if min_available is None and max_unavailable is None:
             raise spec.error("minAvailable", required(spec.fp("minAvailable"), "one of minAvailable or maxUnavailable is required"))
         return PodDisruptionBudget(meta.namespace, meta.name, selector, min_available, max_unavailable, source)
+
+
+def _ref(kind: str, meta: Meta, source: Source) -> str:
+    """How a message names the object being decoded: a ``generateName`` object has no name yet
+    (it is named in creation order after decoding), so it is ``<prefix>*`` at its file and line."""
+    if meta.name:
+        return object_ref(kind, meta.namespace, meta.name)
+    return f"{object_ref(kind, meta.namespace, meta.generate_name + '*')} at {source.where()}"
+
+
+def _template_priority(pod_spec: PodSpec) -> dict[str, object]:
+    """The pod template's priority for the Job's PodGroup (the controller's workloadbuilder
+    ``DefaultConfig.PriorityClassName`` is the template's): the scheduler requires a group's pods
+    to share its priority (``validatePodGroup``), so a group without it would never schedule."""
+    if pod_spec.priority_class_name:
+        return {"priorityClassName": pod_spec.priority_class_name}
+    return {"priority": pod_spec.priority} if pod_spec.priority else {}
 
 
 def _count(o: Obj, key: str, maximum: int) -> int:

@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangsim.api.config import SchedulerConfig
-from gangsim.api.duration import DurationError, parse_duration_ms
-from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import Source, object_ref
 from gangsim.api.trace import Op
 from gangsim.errors import InputError, invalid, required
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.documents import Document
+from gangsim.load.durations import DurationRule, decode_duration, decode_rule
 from gangsim.load.fields import Obj, not_supported, shown
 from gangsim.load.meta import API_VERSIONS, OBJECT_KINDS, TRACE_NAMESPACED, check_type, raw_ref
 
@@ -51,6 +50,9 @@ class Collected:
     configs: list[tuple[SchedulerConfig, Source]] = field(default_factory=list)
     trace_names: list[str] = field(default_factory=list)
     horizons: list[int] = field(default_factory=list)
+    default_durations: list[tuple[int, Source]] = field(default_factory=list)  # Trace defaultDuration
+    duration_rules: list[DurationRule] = field(default_factory=list)  # Trace durations, in order
+    job_workloads: list[bool] = field(default_factory=list)  # Trace jobWorkloads
 
     def add(self, event: RawEvent) -> None:
         event.seq = len(self.events)
@@ -95,9 +97,14 @@ def trace_header(doc: Document, out: Collected) -> tuple[str, list[tuple[object,
         if meta is not None and meta.raw("name"):
             name = f"Trace {meta.str('name')}"
             out.trace_names.append(meta.str("name"))
-        o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon"})
+        o.check_keys({"apiVersion", "kind", "metadata", "events", "horizon", "defaultDuration", "durations", "jobWorkloads"})
+        if "jobWorkloads" in o:
+            out.job_workloads.append(o.bool("jobWorkloads"))
         if "horizon" in o:
-            out.horizons.append(_duration(o, "horizon"))
+            out.horizons.append(decode_duration(o, "horizon"))
+        if "defaultDuration" in o:
+            out.default_durations.append((decode_duration(o, "defaultDuration"), Source(doc.file, o.ln("defaultDuration"), doc.index)))
+        out.duration_rules.extend(decode_rule(rule) for rule in o.objs("durations"))
         return name, list(o.items("events"))
     except InputError as exc:
         raise exc.located(file=doc.file, line=doc.line, obj=name) from None
@@ -110,14 +117,6 @@ def trace_item(doc: Document, name: str, index: int, item: object, path: str, li
     _item(Obj(item, path, line), name, (doc.file_index, doc.index, index), Source(doc.file, line, doc.index), out)
 
 
-def _duration(o: Obj, key: str) -> int:
-    try:
-        ms = parse_duration_ms(o.raw(key))
-    except DurationError as exc:
-        raise o.error(key, invalid(o.fp(key), shown(o.raw(key)), str(exc))) from None
-    return check_duration_ms(ms, o.fp(key), line=o.ln(key), raw=o.raw(key))
-
-
 def _item(it: Obj, owner: str | None, order: tuple[int, ...], source: Source, out: Collected) -> None:
     """One ``{at, create|patch|delete}`` item (of a Trace document or a JSON Lines line)."""
     try:
@@ -128,7 +127,7 @@ def _item(it: Obj, owner: str | None, order: tuple[int, ...], source: Source, ou
         if len(ops) > 1:
             chosen = "{" + ", ".join(f"`{op}`" for op in ops) + "}"
             raise it.error(ops[1], invalid(it.path or ops[1], chosen, "exactly one of `create`, `patch`, `delete` is required, but multiple fields are set"))
-        at_ms = _duration(it, "at") if "at" in it else 0
+        at_ms = decode_duration(it, "at") if "at" in it else 0
         op = ops[0]
         body = it.obj(op)
         line = body.line or source.line

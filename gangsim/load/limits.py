@@ -12,6 +12,7 @@ Limits (documented in README, "Limits")::
     MAX_NODES_PER_POOL  100_000     a NodePool's spec.count
     MAX_CLUSTER_GPUS    1,000,000   nvidia.com/gpu on the live nodes at any instant (load/trace.py)
     MAX_DURATION_MS     100 years   any duration (365-day years), in milliseconds
+    MAX_INT32           2**31 - 1   int32 API fields (a Job's spec.backoffLimit)
     MAX_VALUE_CHARS     80          a user value echoed in a message is cut to this, with "…"
     MAX_LINE_CHARS      300         a whole error line as printed; ``errors.fit`` shortens a longer one
                                     (value cut further, apimachinery's regex hint dropped, end cut)
@@ -24,6 +25,10 @@ API (stable; the importers use it)::
         a quantity (string or number) → its canonical int (``resource_amount``), ≤ MAX_INT64
     check_duration_ms(ms, field, *, line=None) -> int
         an already parsed duration ≤ MAX_DURATION_MS
+    check_number(value, field, lo, hi, *, line=None) -> float
+        a finite number (int or float, not bool) in [lo, hi] (a distribution's sigma)
+    check_seconds_ms(value, field, *, line=None) -> int
+        an integer number of seconds (``activeDeadlineSeconds``) in [0, MAX_DURATION_MS/1000] → ms
     cut(text) -> str
         ``text`` cut to MAX_VALUE_CHARS with "…" (for values echoed in messages)
 
@@ -47,6 +52,7 @@ from gangsim.load.fields import shown as _shown
 
 __all__ = [
     "MAX_INT64",
+    "MAX_INT32",
     "MAX_PODS_PER_JOB",
     "MAX_NODES_PER_POOL",
     "MAX_CLUSTER_GPUS",
@@ -57,9 +63,12 @@ __all__ = [
     "check_count",
     "check_quantity_int64",
     "check_duration_ms",
+    "check_number",
+    "check_seconds_ms",
     "cut",
 ]
 
+MAX_INT32 = 2**31 - 1
 MAX_PODS_PER_JOB = 100_000
 MAX_NODES_PER_POOL = 100_000
 # GPUs (nvidia.com/gpu) on the cluster at any one time: the reports integrate GPUs over time in
@@ -107,3 +116,15 @@ def check_duration_ms(ms: int, field: str, *, line: int | None = None, raw: obje
     if ms > MAX_DURATION_MS:
         raise InputError(invalid(field, _shown(ms if raw is None else raw), "must be no more than 100 years"), line=line)
     return ms
+
+
+def check_seconds_ms(value: object, field: str, *, line: int | None = None) -> int:
+    """An integer number of seconds (an API ``...Seconds`` field) → milliseconds, at most 100 years."""
+    return check_count(value, field, MAX_DURATION_MS // 1000, line=line) * 1000
+
+
+def check_number(value: object, field: str, lo: float, hi: float, *, line: int | None = None) -> float:
+    """A finite number in ``[lo, hi]``; ``bool``, strings, NaN and infinities are rejected."""
+    if type(value) in (int, float) and lo <= value <= hi:
+        return float(value)
+    raise InputError(invalid(field, _shown(value), f"must be a number between {lo:g} and {hi:g}"), line=line)

@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gangsim.api.duration import DurationError, parse_duration_ms
+from gangsim.api.naming import NAME_ALPHABET
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
-from gangsim.errors import forbidden, invalid, required, unsupported
-from gangsim.load.fields import Obj, check_name, known_names, not_supported, shown
+from gangsim.errors import InputError, forbidden, invalid, required, unsupported
+from gangsim.load.fields import DNS1123_SUBDOMAIN_MAX, Obj, check_name, known_names, not_supported, shown, subdomain_errors
 
 # Accepted kinds and their apiVersions (the first one is what messages suggest).
 API_VERSIONS: dict[str, tuple[str, ...]] = {
@@ -26,6 +27,13 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
 }
 OBJECT_KINDS = frozenset(API_VERSIONS) - {"KubeSchedulerConfiguration", "Trace"}
 TRACE_NAMESPACED = NAMESPACED  # Pod, Job, PodDisruptionBudget, PodGroup, Workload
+
+# metadata.generateName: the apiserver's SimpleNameGenerator (apiserver/pkg/storage/names/
+# generate.go) cuts the prefix to 63 - 5 characters and appends 5 random characters of
+# utilrand's alphabet (apimachinery/pkg/util/rand/rand.go); gangsim numbers them instead.
+GENERATE_NAME_KINDS = frozenset({"Pod", "Job"})
+GENERATED_SUFFIX_LEN = 5
+MAX_GENERATED_PREFIX = 63 - GENERATED_SUFFIX_LEN
 
 ARRIVAL = "gangsim.dev/arrival"
 DURATION = "gangsim.dev/duration"
@@ -53,6 +61,7 @@ class Meta:
     # gangsim.dev/* annotations, parsed to ms; other annotations are ignored.
     times: dict[str, int] = field(default_factory=dict)
     line: int | None = None
+    generate_name: str = ""  # metadata.generateName (cut) when no name was written
 
     @property
     def arrival_ms(self) -> int:
@@ -100,11 +109,16 @@ def raw_key(kind: str, d: Mapping) -> tuple[str, str, str] | None:
 def decode_meta(doc: Obj, kind: str, *, name_rule: str = "subdomain", name_max: int | None = None, warn=None) -> Meta:
     """``metadata``: name (required), namespace (default ``default``), labels, gangsim annotations."""
     meta = doc.obj("metadata", req=True)
+    generate = ""
     if "name" not in meta:
-        if meta.raw("generateName"):
-            raise meta.error("generateName", forbidden(meta.fp("generateName"), "gangsim needs fixed names: set metadata.name"))
-        raise meta.error("name", required(meta.fp("name"), "name or generateName is required"))
-    name = check_name(meta, "name", name_rule, max_len=name_max)
+        if not meta.raw("generateName"):
+            raise meta.error("name", required(meta.fp("name"), "name or generateName is required"))
+        if kind not in GENERATE_NAME_KINDS:
+            raise meta.error("generateName", forbidden(meta.fp("generateName"), f"gangsim generates names only for {' and '.join(sorted(GENERATE_NAME_KINDS))}: set metadata.name"))
+        generate = check_generate_name(meta, name_max)
+        name = ""
+    else:
+        name = check_name(meta, "name", name_rule, max_len=name_max)
     namespace = ""
     if kind in TRACE_NAMESPACED:
         namespace = check_name(meta, "namespace", "label", req=False) or "default"
@@ -112,7 +126,30 @@ def decode_meta(doc: Obj, kind: str, *, name_rule: str = "subdomain", name_max: 
         warn(f"ignored metadata.namespace of cluster-scoped {kind} {name}")
     labels = meta.labels("labels")
     times = gangsim_annotations(meta, kind)
-    return Meta(name, namespace, labels, times, meta.line)
+    return Meta(name, namespace, labels, times, meta.line, generate)
+
+
+def check_generate_name(meta: Obj, name_max: int | None) -> str:
+    """``metadata.generateName``: a prefix that, cut to leave room for the suffix (apiserver
+    ``SimpleNameGenerator``: 63 - 5 characters) and given a suffix, is a valid name."""
+    prefix = meta.str("generateName")
+    limit = (name_max or DNS1123_SUBDOMAIN_MAX) - GENERATED_SUFFIX_LEN
+    cut_prefix = prefix[: min(limit, MAX_GENERATED_PREFIX)]
+    errs = subdomain_errors(cut_prefix + "x", name_max or DNS1123_SUBDOMAIN_MAX)
+    if errs:
+        raise meta.error("generateName", invalid(meta.fp("generateName"), prefix, errs[0]))
+    return cut_prefix
+
+
+def generated_name(prefix: str, n: int) -> str:
+    """The ``n``-th (0-based, in creation order) name generated from ``prefix``: ``prefix`` and five
+    characters of the apiserver's alphabet (``utilrand.String``: no vowels, no 0/1/3), here the
+    digits of ``n`` in base 27 instead of random ones, so that a replay is deterministic."""
+    digits = []
+    for _ in range(GENERATED_SUFFIX_LEN):
+        n, d = divmod(n, len(NAME_ALPHABET))
+        digits.append(NAME_ALPHABET[d])
+    return prefix + "".join(reversed(digits))
 
 
 def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
@@ -142,3 +179,19 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
             raise ann.error(key, invalid(path, shown(value), str(exc))) from None
         out[key] = check_duration_ms(ms, path, line=ann.ln(key), raw=value)
     return out
+
+
+def controller_job(doc: Obj) -> str:
+    """The Job a Pod's controller ``ownerReference`` names (``controller: true``, kind ``Job``,
+    apiVersion ``batch/…``): its pods form that Job's gang (a cluster dump's pods; gangsim
+    recreates none of them). Other owners are ignored; '' when there is none."""
+    meta = doc.obj("metadata")
+    if meta is None:
+        return ""
+    for ref, path, line in meta.items("ownerReferences"):
+        if not isinstance(ref, Mapping):
+            raise InputError(invalid(path, shown(ref), "must be an object with apiVersion, kind and name"), line=line)
+        o = Obj(ref, path, line)
+        if o.raw("controller") is True and o.raw("kind") == "Job" and str(o.raw("apiVersion") or "").startswith("batch/"):
+            return check_name(o, "name", "subdomain")
+    return ""

@@ -25,11 +25,12 @@ from gangsim.errors import FieldError, InputError, invalid
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.decode import Decoded, Decoder, Warnings
 from gangsim.load.documents import Document, expand_paths, read_documents
+from gangsim.load.durations import Durations, apply_durations
 from gangsim.load.events import Collected, RawEvent, collect
 from gangsim.load.expand import pool_node, pool_node_raw
 from gangsim.load.fields import Obj, line_of, shown
 from gangsim.load.limits import MAX_CLUSTER_GPUS
-from gangsim.load.meta import ARRIVAL, REMOVE_AT, check_type
+from gangsim.load.meta import ARRIVAL, REMOVE_AT, check_type, generated_name
 from gangsim.load.patch import check_update, merge_patch, patch_document, patch_line
 from gangsim.load.priority import Priorities
 
@@ -39,20 +40,22 @@ Key = tuple[str, str, str]  # (kind, namespace, name)
 _AFTER_EXPANSION = 2**31
 
 
-def load_trace(paths: Sequence[str | Path], *, config_path: str | Path | None = None) -> Trace:
-    """Load and validate a trace; any problem raises ``InputError`` (one line: file:line: object: field: …)."""
+def load_trace(paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None) -> Trace:
+    """Load and validate a trace; any problem raises ``InputError`` (one line: file:line: object: field: …).
+    ``default_duration_ms`` (``--default-duration``): the duration of pods that have none
+    (gangsim.load.durations)."""
     # Loading allocates millions of long-lived, acyclic objects: the cyclic collector would scan
     # them over and over for nothing (it doubled the load time of a 500k-line trace).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_trace(paths, config_path)
+        return _load_trace(paths, config_path, default_duration_ms)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None) -> Trace:
+def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, default_duration_ms: int | None) -> Trace:
     files = expand_paths(paths)
     if not files:
         raise InputError("no trace files given")
@@ -66,7 +69,7 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None) -> 
     warnings = Warnings()
     decoder = Decoder(_priorities(collected, warnings), warnings)
     events = _decode_creates(collected, decoder)
-    replayed = Replay(decoder, warnings).run(events)
+    replayed = apply_durations(Replay(decoder, warnings).run(events), trace_durations(collected), default_duration_ms)
     name = collected.trace_names[0] if collected.trace_names else Path(files[0]).stem
     return Trace(
         name=name,
@@ -75,7 +78,21 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None) -> 
         horizon_ms=max(collected.horizons) if collected.horizons else None,
         files=tuple(files),
         warnings=warnings.result(),
+        notices=warnings.notices(),
+        job_workloads=all(collected.job_workloads),
     )
+
+
+def trace_durations(collected: Collected) -> Durations:
+    """The Trace documents' ``defaultDuration`` (two different ones are an error) and ``durations`` rules."""
+    defaults = collected.default_durations
+    for ms, source in defaults[1:]:
+        if ms != defaults[0][0]:
+            raise InputError(
+                f"defaultDuration: Invalid value: {format_duration_ms(ms)}: differs from the defaultDuration at {defaults[0][1].where()}",
+                file=source.file, line=source.line, obj="Trace",
+            )  # fmt: skip
+    return Durations(defaults[0][0] if defaults else None, tuple(collected.duration_rules))
 
 
 def load_config(path: str | Path) -> SchedulerConfig:
@@ -172,10 +189,27 @@ def _decode_creates(collected: Collected, decoder: Decoder) -> list[RawEvent]:
             removal = decode_create(ev, decoder, seq=len(collected.events) + len(out))
             if removal is not None:
                 out.append(removal)
-            if ev.kind != "NodePool" and (ev.kind, ev.namespace, ev.name) not in patched:
+            if ev.kind != "NodePool" and (ev.kind, ev.namespace, ev.name) not in patched and not ev.decoded.meta.generate_name:
                 ev.raw = None
     out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
+    name_generated(out)
     return out
+
+
+def name_generated(events: list[RawEvent]) -> None:
+    """Give objects written with ``generateName`` their names, numbered per (kind, namespace,
+    prefix) in creation order ((time, order): deterministic). A patch may then name them."""
+    counters: dict[tuple[str, str, str], int] = {}
+    for ev in events:
+        if ev.op is not Op.CREATE or not ev.decoded.meta.generate_name:
+            continue
+        prefix = ev.decoded.meta.generate_name
+        n = counters.get((ev.kind, ev.namespace, prefix), 0)
+        counters[(ev.kind, ev.namespace, prefix)] = n + 1
+        name = generated_name(prefix, n)
+        ev.name = ev.decoded.name = ev.decoded.meta.name = name
+        ev.decoded.obj = replace(ev.decoded.obj, name=name)
+        ev.raw = {**ev.raw, "metadata": {**ev.raw["metadata"], "name": name}}
 
 
 def decode_create(ev: RawEvent, decoder: Decoder, *, seq: int) -> RawEvent | None:
@@ -343,6 +377,7 @@ __all__ = [
     "is_priority_class_create",
     "load_config",
     "load_trace",
+    "name_generated",
     "settle_arrival",
     "single_config",
 ]

@@ -9,10 +9,10 @@ each preemption was in vain. Everything it learns goes into the ``EventLog``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
-from gangsim.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
+from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
 from gangsim.api.trace import Op, TraceEvent
 from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
 from gangsim.scheduler.framework.handle import Timer, Victim
@@ -20,6 +20,7 @@ from gangsim.scheduler.framework.types import PodInfo
 from gangsim.scheduler.informer import Informer
 from gangsim.sim.engine import Engine, Phase
 from gangsim.sim.in_vain import InVainTracker
+from gangsim.sim.jobcontroller import JobController
 from gangsim.sim.jobs import LONE, Gang, JobModel
 from gangsim.sim.kubelet import Kubelets
 
@@ -56,14 +57,6 @@ class SimPod:
         return self.pod.spec.requests
 
 
-@dataclass(slots=True, eq=False)
-class JobState:
-    job: Job
-    pods: dict[int, SimPod] = field(default_factory=dict)  # index -> live incarnation
-    deleted: bool = False
-    finished: bool = False  # its gang completed the work: nothing is recreated any more
-
-
 class Cluster:
     def __init__(self, engine: Engine, log: EventLog) -> None:
         self.engine = engine
@@ -73,10 +66,10 @@ class Cluster:
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, SimPod] = {}  # live pods by "ns/name"
         self.by_uid: dict[int, SimPod] = {}
-        self.jobs: dict[str, JobState] = {}
         self.pod_groups: dict[str, PodGroup] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang)
+        self.job_controller = JobController(engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample)
         self._uid = 0
         self._attempt_of: dict[str, int] = {}
         self.gpus_allocated = 0
@@ -320,54 +313,14 @@ class Cluster:
 
     # jobs
     def _create_job(self, ev: TraceEvent) -> None:
-        job: Job = ev.obj  # type: ignore[assignment]
         self._next_uid()
-        js = JobState(job)
-        self.jobs[job.key] = js
-        step = job.pod_creation_interval_ms
-        for i in range(job.parallelism):
-            if step and i:
-                self.engine.at(self.now + i * step, Phase.API, self._create_later, (js, i))
-            else:
-                self._create_job_pod(js, i)
-
-    def _create_later(self, payload: tuple[JobState, int]) -> None:
-        js, i = payload
-        if not js.deleted and not js.finished and i < js.job.parallelism and i not in js.pods:
-            self._create_job_pod(js, i)
-            self._sample()
+        self.job_controller.create(ev.obj)  # type: ignore[arg-type]
 
     def _patch_job(self, ev: TraceEvent) -> None:
-        job: Job = ev.obj  # type: ignore[assignment]
-        js = self.jobs.get(job.key)
-        if js is None:
-            return
-        old = js.job.parallelism
-        js.job = job
-        if job.parallelism > old:
-            for i in range(old, job.parallelism):
-                if i not in js.pods:
-                    self._create_job_pod(js, i)
-        else:
-            for i in sorted(js.pods, reverse=True):
-                if i >= job.parallelism:
-                    self._end_pod(js.pods[i], EndReason.DELETED, recreate=False)
+        self.job_controller.patch(ev.obj)  # type: ignore[arg-type]
 
     def _delete_job(self, ev: TraceEvent) -> None:
-        js = self.jobs.get(f"{ev.namespace}/{ev.name}")
-        if js is None:
-            return
-        js.deleted = True
-        for i in sorted(js.pods):
-            self._end_pod(js.pods[i], EndReason.DELETED, recreate=False)
-        del self.jobs[js.job.key]
-
-    def _create_job_pod(self, js: JobState, index: int) -> None:
-        job = js.job
-        pod = Pod(job.namespace, job.pod_name(index), job.template, job=job.name, index=index, source=job.source)
-        sp = self.create_pod(pod)
-        if sp is not None:
-            js.pods[index] = sp
+        self.job_controller.delete(f"{ev.namespace}/{ev.name}")
 
     # pod groups
     def _create_podgroup(self, ev: TraceEvent) -> None:
@@ -426,13 +379,12 @@ class Cluster:
             if g.record is not None and not g.members and g.record.started_ms is None:
                 g.record.submitted_ms = max(g.record.submitted_ms, self.now)
             return g
-        if pod.job:
+        if pod.job and not self.job_controller.is_waves(f"{pod.namespace}/{pod.job}"):
             key = f"{pod.namespace}/{pod.job}"
             fresh = key not in self.jobs_model.gangs
             g = self.jobs_model.gang(key, "Job", submitted_ms=self.now, priority=spec.priority)
             if fresh:
-                js = self.jobs.get(key)
-                g.expected_pods = js.job.parallelism if js else None
+                g.expected_pods = self.job_controller.gang_expected_pods(key)
             return g
         g = self.jobs_model.gang(f"{pod.key}#{uid}", LONE, submitted_ms=self.now, priority=spec.priority)
         g.expected_pods = 1
@@ -527,11 +479,8 @@ class Cluster:
             self.in_vain.preemptor_gone(sp.pod.key)
         if not logged and reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
             self.log.event(now, "Pod", sp.pod.key, sp.record.node, reason, "")
-        js = self.jobs.get(sp.job_key) if sp.job_key else None
-        if js is not None and js.pods.get(sp.pod.index) is sp:  # type: ignore[arg-type]
-            del js.pods[sp.pod.index]  # type: ignore[arg-type]
-            if recreate and not js.deleted and not js.finished and reason != EndReason.COMPLETED:
-                self._create_job_pod(js, sp.pod.index)  # type: ignore[arg-type]
+        if sp.job_key:
+            self.job_controller.pod_ended(sp.job_key, sp, sp.pod.index, reason, recreate)  # type: ignore[arg-type]
         self._sample()
 
     def _fail_pods(self, sps: list, reason: str) -> None:
@@ -540,9 +489,8 @@ class Cluster:
 
     def _complete_gang(self, g: Gang) -> None:
         for sp in list(g.members.values()):
-            js = self.jobs.get(sp.job_key) if sp.job_key else None
-            if js is not None:
-                js.finished = True
+            if sp.job_key:
+                self.job_controller.gang_completed(sp.job_key)
         for sp in list(g.members.values()):
             if sp.state == RUNNING:
                 self._end_pod(sp, EndReason.COMPLETED)

@@ -17,6 +17,7 @@ from gangsim.scheduler.profiles import POLICIES
 from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.cluster import Cluster
 from gangsim.sim.engine import Engine, Phase
+from gangsim.sim.jobworkloads import job_workload_events
 
 # Without --horizon a replay stops when nothing can change any more; this caps replays that
 # never settle (e.g. a partial-gang livelock restarting every rendezvous timeout).
@@ -54,7 +55,10 @@ class Setup:
         self.cluster.attach(self.scheduler)
         for fw in self.scheduler.frameworks.values():
             fw.recorder = recorder
-        for ev in trace.events:
+        events = trace.events
+        if POLICIES[policy].features.gang_scheduling:  # GenericWorkload: the Job controller's Workloads (KEP-5547)
+            events = job_workload_events(events, infer=trace.job_workloads)
+        for ev in events:
             self.engine.at(ev.at_ms, Phase.API, self.cluster.apply, ev)
 
     def run_until(self, t_ms: int) -> None:

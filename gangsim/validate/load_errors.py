@@ -26,7 +26,7 @@ from gangsim.load.events import Collected, RawEvent, collect, trace_header, trac
 from gangsim.load.fields import dig
 from gangsim.load.meta import API_VERSIONS, raw_key
 from gangsim.load.priority import Priorities
-from gangsim.load.trace import Replay, add_priority_class, config_document, config_documents, decode_create, is_priority_class_create, single_config
+from gangsim.load.trace import Replay, add_priority_class, config_document, config_documents, decode_create, is_priority_class_create, name_generated, single_config
 from gangsim.validate.findings import Findings
 
 _DOC_START = re.compile(r"^---(?:[ \t]|$)")
@@ -130,6 +130,8 @@ class StepwiseLoader:
             horizon_ms=max(collected.horizons) if collected.horizons else None,
             files=tuple(files),
             warnings=warnings.result(),
+            notices=warnings.notices(),
+            job_workloads=all(collected.job_workloads),
         )
         self._loader_notes(trace)
         return trace
@@ -263,6 +265,7 @@ class StepwiseLoader:
             if removal is not None:
                 out.append(removal)
         out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
+        name_generated(out)
         return out
 
     def _loader_notes(self, trace: Trace) -> None:

@@ -62,6 +62,7 @@ class _Member:
     step_ms: int = 0  # Job: gangsim.dev/pod-creation-interval
     gates: tuple[str, ...] = ()  # Pod: scheduling gates after the last patch
     deleted: bool = False
+    no_gang: bool = False  # Job: its pods are no gang of their own making (a KEP-5547 PodGroup, completions waves)
 
     @property
     def ref(self) -> str:
@@ -168,6 +169,7 @@ class Pitfalls:
                     m = _Member(
                         "Job", obj.namespace, obj.name, obj.template, ev.at_ms, obj.source, obj.parallelism,
                         obj.pod_creation_interval_ms, gates=obj.template.scheduling_gates,
+                        no_gang=obj.waves or obj.workload_managed(self.trace.job_workloads),
                     )  # fmt: skip
                     jobs[obj.key] = m
                     self.members.append(m)
@@ -539,7 +541,8 @@ class Pitfalls:
 
     def jobs_without_group(self) -> None:
         for m in self.members:
-            if m.kind == "Job" and not m.group and m.count > 1:
+            # a Job the Job controller gives a PodGroup (KEP-5547), or whose pods each run alone (completions waves), is left alone
+            if m.kind == "Job" and not m.group and m.count > 1 and not m.no_gang:
                 self.warn(
                     "job-without-podgroup",
                     m.source,

@@ -128,12 +128,5 @@ def resize_pools(trace: Trace, sizes: Mapping[str, int]) -> Trace:
         if size < 0:
             raise UsageError(f"--pool {name}: a pool size must not be negative (got {size})")
         info = known.get(name) or pool_info(trace, name)
-        out = Trace(
-            name=out.name,
-            events=_resize(out, info, size),
-            config=out.config,
-            horizon_ms=out.horizon_ms,
-            files=out.files,
-            warnings=list(out.warnings),
-        )
+        out = replace(out, events=_resize(out, info, size), warnings=list(out.warnings), notices=list(out.notices))
     return out

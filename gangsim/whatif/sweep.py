@@ -437,13 +437,14 @@ class Prepared:
     coords: list[dict[str, object]]  # the grid coordinates of each task, row order
 
 
-def prepare(grid: Grid) -> Prepared:
+def prepare(grid: Grid, *, default_duration_ms: int | None = None) -> Prepared:
     """Load every trace × config, resolve every policy's configuration and check every pool
-    before anything runs (a bad file or name is exit 2, never a half-done sweep)."""
+    before anything runs (a bad file or name is exit 2, never a half-done sweep).
+    ``default_duration_ms``: ``--default-duration``."""
     traces: list[Trace] = []
     for gt in grid.traces:
         for config in grid.configs:
-            traces.append(pipeline.load(list(gt.paths), config_path=config))
+            traces.append(pipeline.load(list(gt.paths), config_path=config, default_duration_ms=default_duration_ms))
     for trace in traces:
         for name, _ in grid.pools:
             pool_info(trace, name)

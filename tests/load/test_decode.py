@@ -387,7 +387,8 @@ def test_job_template_and_inherited_annotations(load):
     assert trace.events[0].at_ms == 30_000
     assert (job.parallelism, job.template.gpus, job.template.labels) == (4, 8, {"app": "train"})
     assert (job.template.duration_ms, job.template.rendezvous_timeout_ms) == (3_600_000, 600_000)
-    assert trace.warnings == ["Job ml/train: spec.completions (8) differs from spec.parallelism (4); gangsim runs parallelism pods and ignores completions"]
+    assert (job.completions, job.indexed, job.backoff_limit, job.active_deadline_ms, job.waves) == (8, False, 3, None, True)
+    assert trace.warnings == []
 
 
 def test_job_parallelism_defaults_to_one(load):

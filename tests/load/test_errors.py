@@ -74,9 +74,14 @@ CASES = [
         id="missing-name",
     ),
     pytest.param(
-        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: p-}\nspec: {}\n",
-        "t.yaml:3: Pod: metadata.generateName: Forbidden: gangsim needs fixed names: set metadata.name",
-        id="generate-name-only",
+        "apiVersion: v1\nkind: Node\nmetadata: {generateName: n-}\nstatus: {allocatable: {cpu: 1}}\n",
+        "t.yaml:3: Node: metadata.generateName: Forbidden: gangsim generates names only for Job and Pod: set metadata.name",
+        id="generate-name-node",
+    ),
+    pytest.param(
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: P_}\nspec: {containers: [{name: c}]}\n",
+        "t.yaml:3: Pod: metadata.generateName: Invalid value: \"P_\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        id="generate-name-invalid",
     ),
     pytest.param(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n   bad: [\n",

@@ -149,8 +149,8 @@ WARNING_CASES = [
         docs(NODE, pod("a", None, spec="schedulingGates: [{name: wait}]"),
              trace_events("- at: 1m\n  patch: {kind: Pod, namespace: ml, name: a, spec: {schedulingGates: null}}")),
         [], id="gates-removed-later-is-fine"),  # fmt: skip
-    pytest.param(docs(NODE, job("j", 1, None).replace("parallelism: 1", "parallelism: 1\n  completions: 3")), [
-            ('loader-note', 'Job ml/j', 'spec.completions (3) differs from spec.parallelism (1); gangsim runs parallelism pods and ignores completions'),
+    pytest.param(docs(NODE, job("j", 1, None).replace("parallelism: 1", "parallelism: 1\n  suspend: true")), [
+            ('loader-note', 'Job ml/j', 'spec.suspend: true: gangsim has no Kueue or other admission model: replayed as admitted (unsuspended) at creation'),
         ], id="loader-note"),
     # capacity on the empty cluster (issue 13): one 8-GPU node
     pytest.param(docs(NODE, pg("pg", 2), job("j", 2, gpu=8)), [

@@ -34,8 +34,13 @@ the cluster's queue order).
   (its ``spec.priority`` value is kept), with a warning. The built-in ``system-*`` classes are
   always known to gangsim and are not copied.
 * **PodGroups / Workloads**: metadata name, namespace, labels and ``spec``; ``status`` dropped.
-* Other kinds (Jobs, Deployments, Events, …) are skipped with a note: their pods are imported
-  as the bare pods they are now (gangsim does not recreate them).
+* **Owners** (gangsim.load.importers.kubectl_groups): Jobs are read to group their pods as their
+  controller would (one gang per Job); LeaderWorkerSet pods by their labels (one PodGroup per
+  group); v1.35 ``scheduling.k8s.io/v1alpha1`` Workloads and ``spec.workloadRef`` become
+  PodGroups. gangsim recreates none of the dumped pods.
+* Other kinds (Deployments, Events, …) are skipped with a note.
+* **Loud warnings** on stderr: a dump without nodes; pods bound to nodes absent from the dump
+  (they would replay as ``Rejected``).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from gangsim.load.decode import Decoder, Warnings
 from gangsim.load.fields import Obj
 from gangsim.load.priority import Priorities
 from gangsim.load.importers._common import MAX_INT64, GPU, ImportOptions, Stats, check_options, create, trace_header, trace_name
+from gangsim.load.importers.kubectl_groups import WORKLOAD_V1ALPHA1, Grouper
 
 OPTIONS = {"name", "strict"}
 KINDS = ("PriorityClass", "Node", "Workload", "PodGroup", "Pod")
@@ -253,6 +259,27 @@ class _Verifier:
         return obj
 
 
+def node_warnings(nodes: list[Document], bound: list[dict]) -> list[str]:
+    """Loud lines for a dump without nodes and for pods bound to nodes the dump lacks (gangsim's
+    kubelet rejects those pods: they would replay as ``Rejected``, not as running)."""
+    out: list[str] = []
+    if not nodes:
+        out.append("warning: the dump has no nodes: pending pods can never be scheduled and bound pods are rejected; dump them too (kubectl get nodes,pods,jobs -A -o yaml)")
+        return out
+    names = {str((d.data.get("metadata") or {}).get("name")) for d in nodes}
+    missing: dict[str, int] = {}
+    for pod in bound:
+        node = pod["spec"]["nodeName"]
+        if node not in names:
+            missing[node] = missing.get(node, 0) + 1
+    if missing:
+        n = sum(missing.values())
+        shown = ", ".join(sorted(missing)[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        pods, they = (f"{n} bound pods", "they replay") if n > 1 else ("1 bound pod", "it replays")
+        out.append(f"warning: {pods} on {len(missing)} node{'s' if len(missing) > 1 else ''} absent from the dump ({shown}): {they} as Rejected, not running; dump those nodes too")
+    return out
+
+
 def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
     check_options("kubectl", options, OPTIONS)
     try:
@@ -270,7 +297,7 @@ _CURRENT: list[Document | None] = [None]  # the document being converted, for er
 
 
 def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
-    by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
+    by_kind: dict[str, list[Document]] = {k: [] for k in (*KINDS, "Job")}
     skipped: dict[str, int] = {}
     seen: set[str] = set()
     repeated = 0
@@ -285,6 +312,14 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
             by_kind[kind].append(doc)
         else:
             skipped[str(kind)] = skipped.get(str(kind), 0) + 1
+    v1alpha1 = [d for d in by_kind["Workload"] if d.data.get("apiVersion") == WORKLOAD_V1ALPHA1]
+    by_kind["Workload"] = [d for d in by_kind["Workload"] if d.data.get("apiVersion") != WORKLOAD_V1ALPHA1]
+    notes: list[str] = []
+    grouper = Grouper(by_kind["Job"], v1alpha1, notes)
+    if by_kind["Job"]:
+        stats.note(f"read {len(by_kind['Job'])} Job{'s' if len(by_kind['Job']) > 1 else ''} to group their pods (the Jobs are not replayed: gangsim recreates none of the dumped pods)")
+    if v1alpha1:
+        stats.note(f"{len(v1alpha1)} scheduling.k8s.io/v1alpha1 Workload{'s' if len(v1alpha1) > 1 else ''} (v1.35): each podGroup its pods name (spec.workloadRef) becomes a PodGroup")
     for kind, n in skipped.items():
         stats.note(f"skipped {n} {kind} object{'s' if n > 1 else ''} (gangsim imports {', '.join(KINDS)}; pods are imported as they are)")
     if repeated:
@@ -330,6 +365,7 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
             continue
         state, pod = converted
         verify(pod, doc)
+        grouper.group(doc, pod)
         if state == "bound":
             bound.append(pod)
         else:
@@ -337,8 +373,11 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
             pending.append((created, i, pod))
     _CURRENT[0] = None
     pending.sort(key=lambda p: (p[0], p[1]))
+    out.extend(grouper.pod_groups())
     for warning in pods.warnings():
         stats.note(warning)
+    for note in notes + node_warnings(by_kind["Node"], bound):
+        stats.note(note)
     first = next((s for s in sources if s != "-"), "cluster")
     yield trace_header(options.name or trace_name(first))
     for obj in out:
