@@ -18,7 +18,7 @@ import gangsim.commands.compare  # noqa: F401 - registers its commands below
 import gangsim.commands.explain  # noqa: F401
 import gangsim.commands.traces  # noqa: F401
 from gangsim import __version__, commands, pipeline
-from gangsim.commands.common import DEFAULT_DURATION_HELP, JOB_WORKLOADS_HELP, Command, duration_option, load_traces, note_durations, stdout_console, user_errors
+from gangsim.commands.common import DEFAULT_DURATION_HELP, JOB_WORKLOADS_HELP, Command, duration_option, load_traces, stdout_console, user_errors
 from gangsim.errors import GangsimError, UsageError
 from gangsim.report import render_json, render_markdown, render_terminal, write_report
 from gangsim.whatif.variants import parse_policy_spec

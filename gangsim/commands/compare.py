@@ -100,7 +100,6 @@ def diff(
 
     Every policy is compared over the same window (--horizon, or the longest run). Deltas are against the first --policy: green is better, red worse, only where one direction is right (less stranded GPU time, shorter waits counting every gang, fewer victims, more gangs started …). Exit 1 when a --fail-if holds.
     """
-    from gangsim import pipeline
     from gangsim.report.bundle import write_files
     from gangsim.report.diff import build_diff, parse_condition
     from gangsim.report.render_diff import (
@@ -195,7 +194,6 @@ def plan(
 
     Bisection over independent replays (the answer and the size below it are both replayed); several --pool are planned one at a time, the others as in the trace. Exit 1 when a pool's range cannot meet the targets.
     """
-    from gangsim import pipeline
     from gangsim.report.bundle import write_files
     from gangsim.report.diff import parse_condition
     from gangsim.report.render_plan import plan_grid, plan_json, plan_lines, plan_series, render_plan_json, render_plan_markdown, render_plan_terminal
