@@ -54,15 +54,23 @@ Summary
     podgroup_preemption_attempts                          0
 
 Slowest gangs
-
-  gang         pods   gpus   priority    wait   restarts   preemptions   state       why
- ──────────────────────────────────────────────────────────────────────────────────────────────────
-  ml/train-b      2      8         10   4m10s          1             1   Stalled     0/4: 4
-                                                                                     Insufficient
-                                                                                     nvidia.com/gp
-                                                                                     u
-  ml/train-a      2      8        100   1m40s          0             0   Completed
-
+ml/train-b
+    pods                                          2
+    gpus                                          8
+    priority                                     10
+    wait                                      4m10s
+    restarts                                      1
+    preemptions                                   1
+    state                                   Stalled
+    why          0/4: 4 Insufficient nvidia.com/gpu
+ml/train-a
+    pods                                          2
+    gpus                                          8
+    priority                                    100
+    wait                                      1m40s
+    restarts                                      0
+    preemptions                                   0
+    state                                 Completed
 Top preemptors
 
   preemptor   victims   in vain   GPU-s lost
