@@ -212,6 +212,35 @@ class Job:
     def pod_name(self, index: int) -> str:
         return f"{self.name}-{index}"
 
+    def pod_spec(self, index: int) -> PodSpec:
+        """The template of pod ``index`` (every pod of a batch/v1 Job shares one)."""
+        return self.template
+
+    def pod_specs(self) -> tuple[PodSpec, ...]:
+        """Every distinct template this Job's pods use."""
+        return (self.template,)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedPods(Job):
+    """Pods a workload controller creates itself (gangsim.load.controllers): LeaderWorkerSet
+    (through its StatefulSets), KubeRay, the Kubeflow training operator, Volcano. Each index has
+    its own name and template; gangsim's Job controller runs them (a failed pod is recreated
+    under the same name). ``owner`` names the object they belong to (``LeaderWorkerSet ml/x``).
+    ``template`` is ``members[0]``'s, ``parallelism`` is ``len(members)``."""
+
+    members: tuple[tuple[str, PodSpec], ...] = ()
+    owner: str = ""
+
+    def pod_name(self, index: int) -> str:
+        return self.members[index][0]
+
+    def pod_spec(self, index: int) -> PodSpec:
+        return self.members[index][1]
+
+    def pod_specs(self) -> tuple[PodSpec, ...]:
+        return tuple({id(spec): spec for _, spec in self.members}.values())
+
 
 @dataclass(frozen=True, slots=True)
 class PriorityClass:
@@ -302,6 +331,7 @@ KIND_OF: dict[type, str] = {
     Node: "Node",
     Pod: "Pod",
     Job: "Job",
+    OwnedPods: "Job",
     PriorityClass: "PriorityClass",
     PodDisruptionBudget: "PodDisruptionBudget",
     PodGroup: "PodGroup",
@@ -314,7 +344,7 @@ NAMESPACED = frozenset({"Pod", "Job", "PodDisruptionBudget", "PodGroup", "Worklo
 
 def object_ref(kind: str, namespace: str, name: str) -> str:
     """How messages name an object: ``Pod ml/train-3``, ``Node gpu-7``."""
-    return f"{kind} {namespace}/{name}" if kind in NAMESPACED else f"{kind} {name}"
+    return f"{kind} {namespace}/{name}" if kind in NAMESPACED or namespace else f"{kind} {name}"
 
 
 __all__ = [
@@ -325,6 +355,7 @@ __all__ = [
     "Node",
     "NodePool",
     "NodeSelectorTerm",
+    "OwnedPods",
     "Pod",
     "PodAffinityTerm",
     "PodDisruptionBudget",

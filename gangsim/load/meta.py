@@ -9,6 +9,7 @@ from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
 from gangsim.errors import forbidden, invalid, required, unsupported
+from gangsim.load.controllers.kinds import ALIASES as _ALIASES, API_VERSIONS as _CONTROLLER_VERSIONS, CLUSTER_SCOPED as _CLUSTER_SCOPED
 from gangsim.load.fields import Obj, check_name, not_supported, shown
 
 # Accepted kinds and their apiVersions (the first one is what messages suggest).
@@ -23,9 +24,12 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Job": ("batch/v1",),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io/v1",),
     "Trace": ("gangsim.dev/v1alpha1",),
+    **_CONTROLLER_VERSIONS,  # workloads gangsim.load.controllers expands (JobSet, LeaderWorkerSet…)
 }
 OBJECT_KINDS = frozenset(API_VERSIONS) - {"KubeSchedulerConfiguration", "Trace"}
-TRACE_NAMESPACED = NAMESPACED  # Pod, Job, PodDisruptionBudget, PodGroup, Workload
+# Pod, Job, PodDisruptionBudget, PodGroup, Workload and the namespaced controller kinds
+TRACE_NAMESPACED = NAMESPACED | (frozenset(_CONTROLLER_VERSIONS) - _CLUSTER_SCOPED)
+_WORKLOADS = frozenset(_CONTROLLER_VERSIONS)
 
 ARRIVAL = "gangsim.dev/arrival"
 DURATION = "gangsim.dev/duration"
@@ -34,13 +38,14 @@ REMOVE_AT = "gangsim.dev/remove-at"
 RENDEZVOUS_TIMEOUT = "gangsim.dev/rendezvous-timeout"
 POD_CREATION_INTERVAL = "gangsim.dev/pod-creation-interval"
 GANGSIM_PREFIX = "gangsim.dev/"
+JOB_NAME_MAX = 63  # a Job's name ends up in pod labels (≤63 characters)
 # annotation → kinds that read it (INTERFACE table); "template" = a Job's pod template.
 ANNOTATION_KINDS: dict[str, frozenset[str]] = {
     ARRIVAL: OBJECT_KINDS,
-    DURATION: frozenset({"Pod", "Job", "template"}),
-    CHECKPOINT_INTERVAL: frozenset({"Pod", "Job", "template"}),
+    DURATION: frozenset({"Pod", "Job", "template"}) | _WORKLOADS,
+    CHECKPOINT_INTERVAL: frozenset({"Pod", "Job", "template"}) | _WORKLOADS,
     REMOVE_AT: frozenset({"Node", "NodePool"}),
-    RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}),
+    RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}) | _WORKLOADS,
     POD_CREATION_INTERVAL: frozenset({"Job"}),
 }
 
@@ -63,6 +68,8 @@ def check_type(d: Mapping, line: int | None, *, allowed: frozenset[str] | None =
     """The document's kind after checking kind and apiVersion; raises with the field."""
     o = Obj(d, "", line)
     kind = d.get("kind")
+    if isinstance(kind, str):
+        kind = _ALIASES.get((d.get("apiVersion"), kind), kind)  # Volcano's `Job` → VolcanoJob
     if kind is None or kind == "":
         raise o.error("kind", required("kind", "every document needs apiVersion and kind"))
     kinds = allowed if allowed is not None else API_VERSIONS

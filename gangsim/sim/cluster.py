@@ -362,7 +362,7 @@ class Cluster:
 
     def _create_job_pod(self, js: JobState, index: int) -> None:
         job = js.job
-        pod = Pod(job.namespace, job.pod_name(index), job.template, job=job.name, index=index, source=job.source)
+        pod = Pod(job.namespace, job.pod_name(index), job.pod_spec(index), job=job.name, index=index, source=job.source)
         sp = self.create_pod(pod)
         if sp is not None:
             js.pods[index] = sp
