@@ -268,11 +268,12 @@ class Replay:
 
     def _delete_expansion(self, ev: RawEvent, expansion: Expansion) -> None:
         """Deleting a workload deletes what its controller created (owner references), newest first."""
+        last = len(expansion.children) - 1
         for i, (kind, namespace, name, _obj) in reversed(list(enumerate(expansion.children))):
             entry = self.alive.get((kind, namespace, name))
             if entry is not None and entry.owner == expansion.ref:
                 del self.alive[(kind, namespace, name)]
-                self.emit(ev, Op.DELETE, kind, namespace, name, None, ev.order + (i,))
+                self.emit(ev, Op.DELETE, kind, namespace, name, None, ev.order + (last - i,))
 
     def patch(self, ev: RawEvent) -> None:
         key = (ev.kind, ev.namespace, ev.name)
