@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gangsim.api.objects import Source
-from gangsim.load.controllers import jobset, lws, pytorchjob, ray, volcano
+from gangsim.load.controllers import jobset, lws, pytorchjob, ray, trainjob, volcano
 from gangsim.load.controllers.common import Context, Expansion
 from gangsim.load.controllers.kinds import API_VERSIONS
 from gangsim.load.fields import Obj
@@ -20,6 +20,9 @@ CONTROLLERS: dict[str, Controller] = {
     "RayCluster": ray.decode_cluster,
     "RayJob": ray.decode_job,
     "VolcanoJob": volcano.decode,
+    "TrainJob": trainjob.decode,
+    "ClusterTrainingRuntime": trainjob.decode_runtime,
+    "TrainingRuntime": trainjob.decode_runtime,
 }
 assert set(CONTROLLERS) <= set(API_VERSIONS)
 

@@ -75,7 +75,17 @@ def volcano(draw, name, m):
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": m, "spec": spec}
 
 
-KINDS = (jobset, lws, pytorchjob, raycluster, volcano)
+@st.composite
+def trainjob(draw, name, m):
+    """A TrainingRuntime of the TrainJob's namespace (before it) and the TrainJob."""
+    node = {"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}}, "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "x"}]}}}}}
+    runtime = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime", "metadata": {"name": f"rt-{name}"}, "spec": {"mlPolicy": {"numNodes": 1}, "template": {"spec": {"replicatedJobs": [node]}}}}
+    trainer = {"numNodes": draw(st.integers(1, 6)), "resourcesPerNode": container(draw(GPUS))["resources"]}
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": m, "spec": {"runtimeRef": {"name": f"rt-{name}", "kind": "TrainingRuntime"}, "trainer": trainer}}
+    return [runtime, job]
+
+
+KINDS = (jobset, lws, pytorchjob, raycluster, volcano, trainjob)
 
 
 @st.composite
@@ -91,7 +101,8 @@ def manifests(draw):
     for i in range(draw(st.integers(1, 5))):
         kind = draw(st.sampled_from(KINDS))
         name = f"w{i}"
-        docs.append(draw(kind(name, meta(name, draw(st.integers(0, 600)), draw(st.integers(1, 90))))))
+        made = draw(kind(name, meta(name, draw(st.integers(0, 600)), draw(st.integers(1, 90)))))
+        docs.extend(made if isinstance(made, list) else [made])
     return docs
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from gangsim.api.objects import Job, OwnedPods, PodGroup, Workload
 from gangsim.api.trace import Op
+from gangsim.errors import InputError
 from gangsim.load import load_trace
 from gangsim.report import build_report
 from gangsim.sim.replay import replay
@@ -68,6 +69,11 @@ CASES = {
         ["default/rayjob-sample-head-0"] + [f"default/rayjob-sample-small-group-worker-{i}" for i in range(6)],
         {"default/rayjob-rayjob-sample-0": 3},  # autoscaling: head + minReplicas x numOfHosts
         {"default/rayjob-rayjob-sample-0": 7},
+    ),
+    "trainjob.yaml": (
+        [f"kubeflow/pytorch-mnist-node-0-{i}" for i in range(3)],  # spec.trainer.numNodes over mlPolicy.numNodes
+        {"kubeflow/trainjob-pytorch-mnist-0": 3},
+        {"kubeflow/trainjob-pytorch-mnist-0": 3},
     ),
     "volcano.yaml": (
         ["default/tensorflow-dist-mnist-ps-0", "default/tensorflow-dist-mnist-worker-0", "default/tensorflow-dist-mnist-worker-1"],
@@ -131,6 +137,36 @@ def test_durations_come_from_the_object_annotation():
     trace = load("pytorchjob.yaml")
     job = next(ev.obj for ev in trace.events if isinstance(ev.obj, Job))
     assert {job.pod_spec(i).duration_ms for i in range(job.parallelism)} == {20 * 60_000}
+
+
+def test_trainjob_resources_per_node_replace_the_node_containers():
+    trace = load("trainjob.yaml")
+    job = next(ev.obj for ev in trace.events if isinstance(ev.obj, Job))
+    assert job.template.requests == {"cpu": 4000, "memory": 16 * 2**30, "nvidia.com/gpu": 2}
+    assert job.template.labels["jobset.sigs.k8s.io/jobset-name"] == "pytorch-mnist"
+
+
+def test_trainjob_needs_its_runtime_earlier_in_the_trace(load_error):
+    runtime, trainjob = (HERE / "trainjob.yaml").read_text().split("---\n")
+    message = load_error(trainjob + "---\n" + runtime)
+    assert message == (
+        't.yaml:10: TrainJob kubeflow/pytorch-mnist: spec.runtimeRef.name: Invalid value: "torch-distributed": '
+        "no ClusterTrainingRuntime torch-distributed earlier in the trace (a TrainJob's runtime must come before it)"
+    )
+    namespaced = load_error(runtime + "---\n" + trainjob.replace("    name: torch-distributed\n", "    name: torch-distributed\n    kind: TrainingRuntime\n"))
+    assert "no TrainingRuntime torch-distributed in namespace kubeflow earlier in the trace" in namespaced
+
+
+def test_an_error_in_the_runtime_names_the_runtime(write):
+    runtime, trainjob = (HERE / "trainjob.yaml").read_text().split("---\n")
+    anchor = "      replicatedJobs:\n        - name: node\n"
+    write("rt.yaml", runtime.replace(anchor, anchor + "          dependsOn: [{name: init, status: Complete}]\n"))
+    with pytest.raises(InputError) as info:
+        load_trace(["rt.yaml", write("tj.yaml", trainjob)])
+    assert str(info.value).startswith(
+        "rt.yaml:16: ClusterTrainingRuntime torch-distributed (for TrainJob kubeflow/pytorch-mnist): "
+        "spec.template.spec.replicatedJobs[0].dependsOn: Unsupported field"
+    )
 
 
 def test_volcano_pods_run_under_kube_scheduler_and_the_warning_says_so():
