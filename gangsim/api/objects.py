@@ -222,15 +222,26 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
-class OwnedPods(Job):
-    """Pods a workload controller creates itself (gangsim.load.controllers): LeaderWorkerSet
-    (through its StatefulSets), KubeRay, the Kubeflow training operator, Volcano. Each index has
-    its own name and template; gangsim's Job controller runs them (a failed pod is recreated
-    under the same name). ``owner`` names the object they belong to (``LeaderWorkerSet ml/x``).
+class ControlledJob(Job):
+    """A Job a workload controller creates (gangsim.load.controllers), with what that controller
+    adds to the Job controller's behaviour: ``owner`` names the workload (``JobSet ml/x``);
+    ``start_after`` holds the keys of Jobs whose pods must all run before this one's are created
+    (JobSet ``startupPolicy: InOrder``); ``recreate_together``: a failed pod makes the controller
+    delete and recreate every pod of the Job (LeaderWorkerSet ``RecreateGroupOnPodRestart``)."""
+
+    owner: str = ""
+    start_after: tuple[str, ...] = ()
+    recreate_together: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedPods(ControlledJob):
+    """Pods a workload controller creates itself: LeaderWorkerSet (through its StatefulSets),
+    KubeRay, the Kubeflow training operator, Volcano. Each index has its own name and template;
+    gangsim's Job controller runs them (a failed pod is recreated under the same name).
     ``template`` is ``members[0]``'s, ``parallelism`` is ``len(members)``."""
 
     members: tuple[tuple[str, PodSpec], ...] = ()
-    owner: str = ""
 
     def pod_name(self, index: int) -> str:
         return self.members[index][0]
@@ -331,6 +342,7 @@ KIND_OF: dict[type, str] = {
     Node: "Node",
     Pod: "Pod",
     Job: "Job",
+    ControlledJob: "Job",
     OwnedPods: "Job",
     PriorityClass: "PriorityClass",
     PodDisruptionBudget: "PodDisruptionBudget",
@@ -349,6 +361,7 @@ def object_ref(kind: str, namespace: str, name: str) -> str:
 
 __all__ = [
     "Affinity",
+    "ControlledJob",
     "DisruptionMode",
     "Job",
     "LabelSelector",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from gangsim.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
+from gangsim.api.objects import ControlledJob, Job, Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
 from gangsim.api.trace import Op, TraceEvent
 from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
 from gangsim.scheduler.framework.handle import Timer, Victim
@@ -22,6 +22,7 @@ from gangsim.sim.engine import Engine, Phase
 from gangsim.sim.in_vain import InVainTracker
 from gangsim.sim.jobs import LONE, Gang, JobModel
 from gangsim.sim.kubelet import Kubelets
+from gangsim.sim.workloads import WorkloadControllers
 
 
 class PodState(Enum):
@@ -64,7 +65,7 @@ class JobState:
     finished: bool = False  # its gang completed the work: nothing is recreated any more
 
 
-class Cluster:
+class Cluster(WorkloadControllers):
     def __init__(self, engine: Engine, log: EventLog) -> None:
         self.engine = engine
         self.log = log
@@ -74,6 +75,8 @@ class Cluster:
         self.pods: dict[str, SimPod] = {}  # live pods by "ns/name"
         self.by_uid: dict[int, SimPod] = {}
         self.jobs: dict[str, JobState] = {}
+        # Jobs whose controller creates their pods only once other Jobs run (JobSet InOrder), in creation order
+        self.parked_jobs: list[JobState] = []
         self.pod_groups: dict[str, PodGroup] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang)
@@ -171,6 +174,8 @@ class Cluster:
         self.attempt_finished(info.key, bound=True)
         if sp.gang.kind == "PodGroup":
             self.attempt_finished(sp.gang.key, bound=True)
+        if self.parked_jobs:
+            self._start_parked()
         self._sample()
 
     def reserved(self, info: PodInfo, node: str) -> None:
@@ -322,6 +327,17 @@ class Cluster:
         self._next_uid()
         js = JobState(job)
         self.jobs[job.key] = js
+        if isinstance(job, ControlledJob) and job.start_after and not self._all_running(job.start_after):
+            self.parked_jobs.append(js)
+            return
+        self._start_job(js)
+
+    @staticmethod
+    def _pod_running(sp: SimPod) -> bool:
+        return sp.state == RUNNING
+
+    def _start_job(self, js: JobState) -> None:
+        job = js.job
         step = job.pod_creation_interval_ms
         for i in range(job.parallelism):
             if step and i:
@@ -529,7 +545,10 @@ class Cluster:
         if js is not None and js.pods.get(sp.pod.index) is sp:  # type: ignore[arg-type]
             del js.pods[sp.pod.index]  # type: ignore[arg-type]
             if recreate and not js.deleted and not js.finished and reason != EndReason.COMPLETED:
-                self._create_job_pod(js, sp.pod.index)  # type: ignore[arg-type]
+                if isinstance(js.job, ControlledJob) and js.job.recreate_together:
+                    self._recreate_all(js)
+                else:
+                    self._create_job_pod(js, sp.pod.index)  # type: ignore[arg-type]
         self._sample()
 
     def _fail_pods(self, sps: list, reason: str) -> None:

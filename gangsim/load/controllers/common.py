@@ -115,7 +115,7 @@ def in_group(spec: PodSpec, group: str | None) -> PodSpec:
 def gang(ctx: Context, owner: Expansion, group_api: str, template: str, groups: list[tuple[str, int]], spec: PodSpec, meta: Meta, source: Source) -> list[Child]:
     """One Workload (``<kind>-<name>``, one gang PodGroupTemplate) and one PodGroup per
     ``(name, minCount)``, at the priority of ``spec`` (the pods'), as a Workload API integration
-    would create them. Names: ``WORKLOAD_NAME`` / ``pod_group_name`` below."""
+    would create them. Names: ``workload_name`` / ``pod_group_name`` below."""
     policy = PodGroupPolicy(
         kind=PolicyKind.GANG,
         min_count=1,
@@ -144,9 +144,9 @@ def pod_group_name(kind: str, name: str, index: int) -> str:
     return f"{workload_name(kind, name)}-{index}"
 
 
-def owned_pods(owner: Expansion, name: str, members: list[tuple[str, PodSpec]], source: Source) -> Child:
+def owned_pods(owner: Expansion, name: str, members: list[tuple[str, PodSpec]], source: Source, *, recreate_together: bool = False) -> Child:
     """Pods the controller creates itself, run by gangsim's Job controller under ``name``."""
-    job = OwnedPods(owner.namespace, name, len(members), members[0][1], source, members=tuple(members), owner=owner.ref)
+    job = OwnedPods(owner.namespace, name, len(members), members[0][1], source, members=tuple(members), owner=owner.ref, recreate_together=recreate_together)
     return ("Job", owner.namespace, name, job)
 
 

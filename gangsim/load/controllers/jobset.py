@@ -13,6 +13,13 @@ gang-schedules a JobSet with ONE Workload + ONE PodGroup whose minCount is every
 child Job, referenced from the pod templates by ``schedulingGroup.podGroupName``: gangsim creates
 exactly that (``jobset-<name>`` / ``jobset-<name>-0``) unless a pod template already names a
 PodGroup (then the user's own objects are used and nothing is created).
+
+``startupPolicy: InOrder`` (``jobset_controller.go``, inOrderStartupPolicy): a replicatedJob's Jobs
+are created once every pod of the previous replicatedJob's Jobs runs (``ControlledJob.start_after``,
+run by ``sim.workloads``). Then gangsim makes one PodGroup per replicatedJob
+(``jobset-<name>-<i>``): a single group would wait forever for pods not created yet.
+``failurePolicy`` / ``successPolicy`` are ignored (warned): gangsim's Job controller recreates a
+failed pod in place and its Jobs never fail, so there is no Job failure to restart the JobSet on.
 """
 
 from __future__ import annotations
@@ -20,8 +27,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from gangsim.api.objects import Job, Source
-from gangsim.errors import invalid, unsupported
+from gangsim.api.objects import ControlledJob, Source
+from gangsim.errors import invalid
 from gangsim.load.controllers.common import (
     Context, Expansion, check_total, count, forbid_annotations, gang, in_group, pod_group_name, pod_template, spec_keys,
 )  # fmt: skip
@@ -38,7 +45,7 @@ _EXCLUSIVE = {
 }
 _SPEC_UNMODELLED = {
     "suspend": "gangsim does not model suspended JobSets",
-    "dependsOn": "gangsim does not model replicatedJobs[].dependsOn (Jobs created after others are ready or complete)",
+    "dependsOn": "gangsim does not model replicatedJobs[].dependsOn (use startupPolicy InOrder for Jobs created once the earlier ones run)",
 }
 _JOB_SPEC = {"parallelism", "completions", "completionMode", "template"}
 _JOB_SPEC_UNMODELLED = {"suspend": "gangsim does not model suspended Jobs"}
@@ -55,10 +62,10 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
     """A JobSet spec (also a TrainingRuntime's ``template.spec``, for ``kind`` TrainJob)."""
     spec_keys(ctx, kind, spec, {"replicatedJobs", "startupPolicy", "failurePolicy", "successPolicy"}, _SPEC_UNMODELLED)
     startup = spec.obj("startupPolicy")
+    in_order = False
     if startup is not None:
         startup.check_keys({"startupPolicyOrder"})
-        if startup.enum("startupPolicyOrder", ("AnyOrder", "InOrder")) == "InOrder":
-            raise startup.error("startupPolicyOrder", unsupported(startup.fp("startupPolicyOrder"), "gangsim does not model InOrder startup (each replicatedJob's Jobs created once the previous ones are ready): use AnyOrder"))
+        in_order = startup.enum("startupPolicyOrder", ("AnyOrder", "InOrder")) == "InOrder"
     for policy in ("failurePolicy", "successPolicy"):
         if policy in spec:
             ctx.ignored(kind, spec.fp(policy))
@@ -90,8 +97,7 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
         shapes.append((rj, name, replicas, parallelism, jt))
     global_replicas = sum(s[2] for s in shapes)
     # 2. the Jobs, each pod template labelled as the JobSet controller labels it
-    jobs: list[tuple[str, Job]] = []
-    group_name = pod_group_name(owner.kind, owner.name, 0)
+    jobs: list[list[ControlledJob]] = []  # per replicatedJob
     user_group = False
     first_spec = None
     global_index = 0
@@ -100,6 +106,8 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
         forbid_annotations(jmeta, _EXCLUSIVE)
         job_times = inherit_times(meta.times, gangsim_annotations(jmeta, "Job") if jmeta is not None else {})
         template = jt.obj("spec").obj("template", req=True)
+        after = tuple(job.key for job in jobs[-1]) if in_order and jobs else ()
+        jobs.append([])
         for j in range(replicas):
             job_name = f"{meta.name}-{name}-{j}"
             if len(job_name) > JOB_NAME_MAX or subdomain_errors(job_name):
@@ -120,14 +128,20 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
             user_group = user_group or bool(pod.scheduling_group)
             first_spec = first_spec or pod
             interval = job_times.get(POD_CREATION_INTERVAL, 0)
-            jobs.append((job_name, Job(meta.namespace, job_name, parallelism, pod, source, pod_creation_interval_ms=interval)))
-    # 3. Workload + PodGroup first, then the Jobs pointing at it
+            jobs[-1].append(ControlledJob(meta.namespace, job_name, parallelism, pod, source, pod_creation_interval_ms=interval, owner=owner.ref, start_after=after))
+    # 3. Workload + PodGroup(s) first, then the Jobs pointing at them. InOrder: one PodGroup per
+    # replicatedJob (one for the whole JobSet would wait forever for pods created only once the
+    # earlier replicatedJobs run); AnyOrder: one for the whole JobSet, as JobSet's guide does.
     if not user_group and total:
-        owner.children.extend(gang(ctx, owner, GROUP, "jobset", [(group_name, total)], first_spec, meta, source))
-        jobs = [(n, _with_group(job, group_name)) for n, job in jobs]
-    owner.children.extend(("Job", meta.namespace, n, job) for n, job in jobs)
+        if in_order:
+            groups = [(pod_group_name(owner.kind, owner.name, i), sum(job.parallelism for job in rjobs)) for i, rjobs in enumerate(jobs)]
+        else:
+            groups = [(pod_group_name(owner.kind, owner.name, 0), total)]
+        owner.children.extend(gang(ctx, owner, GROUP, "jobset", [g for g in groups if g[1]], first_spec, meta, source))
+        jobs = [[_with_group(job, groups[i if in_order else 0][0]) for job in rjobs] for i, rjobs in enumerate(jobs)]
+    owner.children.extend(("Job", meta.namespace, job.name, job) for rjobs in jobs for job in rjobs)
     return owner
 
 
-def _with_group(job: Job, group: str) -> Job:
+def _with_group(job: ControlledJob, group: str) -> ControlledJob:
     return replace(job, template=in_group(job.template, group))

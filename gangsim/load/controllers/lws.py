@@ -11,8 +11,10 @@ Grouping: one PodGroup per group (leader + workers, minCount ``size``): all-or-n
 as LWS's own gang scheduling does with a scheduler provider (kubernetes-sigs/lws
 ``keps/407-gang-scheduling``: one PodGroup per group, minMember = size). The Workload API
 integration is not released upstream. Names: Workload ``leaderworkerset-<lws>``, PodGroup
-``leaderworkerset-<lws>-<group>``. gangsim's Job controller recreates a failed pod in place (the
-default ``RecreateGroupOnPodRestart`` would recreate the whole group: not modelled, warned).
+``leaderworkerset-<lws>-<group>``. ``restartPolicy: RecreateGroupOnPodRestart`` (the default): a
+failed pod (preempted, node lost, rendezvous timeout) makes the controller delete the group's
+other pods and recreate all of them (``ControlledJob.recreate_together``, run by
+``sim.workloads``); ``None``/``Default``: the failed pod alone is recreated.
 """
 
 from __future__ import annotations
@@ -46,8 +48,7 @@ def decode(ctx: Context, doc: Obj, meta: Meta, source: Source) -> Expansion:
     spec_keys(ctx, KIND, lwt, {"leaderTemplate", "workerTemplate", "size", "restartPolicy"}, {})
     size = count(lwt, "size", 1)
     check_total(spec, "replicas", replicas * size)
-    if lwt.enum("restartPolicy", ("RecreateGroupOnPodRestart", "Default", "None"), "RecreateGroupOnPodRestart") == "RecreateGroupOnPodRestart":
-        ctx.ignored(KIND, lwt.fp("restartPolicy") + " (RecreateGroupOnPodRestart: gangsim recreates the failed pod only)")
+    together = lwt.enum("restartPolicy", ("RecreateGroupOnPodRestart", "Default", "None"), "RecreateGroupOnPodRestart") == "RecreateGroupOnPodRestart"
     worker_t = lwt.obj("workerTemplate", req=True)
     leader_t = lwt.obj("leaderTemplate") or worker_t
     owner = Expansion(KIND, meta.namespace, meta.name)
@@ -65,5 +66,5 @@ def decode(ctx: Context, doc: Obj, meta: Meta, source: Source) -> Expansion:
         names = [pod_group_name(KIND, meta.name, g) for g in range(replicas)]
         owner.children.extend(gang(ctx, owner, GROUP, "group", [(n, size) for n in names], groups[0][1][0][1], meta, source))
         groups = [(leader, [(p, in_group(s, pg)) for p, s in members]) for (leader, members), pg in zip(groups, names)]
-    owner.children.extend(owned_pods(owner, leader, members, source) for leader, members in groups)
+    owner.children.extend(owned_pods(owner, leader, members, source, recreate_together=together) for leader, members in groups)
     return owner

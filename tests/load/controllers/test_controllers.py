@@ -287,7 +287,6 @@ spec:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (JOBSET + "  startupPolicy: {startupPolicyOrder: InOrder}\n", "t.yaml:9: JobSet default/js: spec.startupPolicy.startupPolicyOrder: Unsupported field: gangsim does not model InOrder startup"),
         (JOBSET + "  suspend: true\n", "t.yaml:9: JobSet default/js: spec.suspend: Unsupported field: gangsim does not model suspended JobSets"),
         (JOBSET + "    dependsOn: [{name: x, status: Ready}]\n", "t.yaml:9: JobSet default/js: spec.replicatedJobs[0].dependsOn: Unsupported field: gangsim does not model replicatedJobs[].dependsOn"),
         (JOBSET.replace("  name: js\n", "  name: js\n  annotations: {alpha.jobset.sigs.k8s.io/exclusive-topology: rack}\n"), "t.yaml:5: JobSet default/js: metadata.annotations[alpha.jobset.sigs.k8s.io/exclusive-topology]: Unsupported field: gangsim does not model JobSet exclusive placement"),
@@ -330,3 +329,82 @@ def test_bad_manifest_exits_2_with_one_line(tmp_path):
     res = invoke("run", path)
     assert res.exit_code == 2
     assert res.stderr.strip().splitlines() == [f"gangsim: error: {path}:9: LeaderWorkerSet default/lws: spec.startupPolicy: Unsupported field: gangsim does not model LeaderReady (workers created once the leader is ready): use LeaderCreated"]
+
+
+BUSY = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: busy, annotations: {gangsim.dev/duration: 10m}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "8"}}}]}
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, annotations: {gangsim.dev/duration: 1h}}
+spec:
+  startupPolicy: {startupPolicyOrder: ORDER}
+  replicatedJobs:
+  - name: driver
+    template: {spec: {template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "8"}}}]}}}}
+  - name: workers
+    replicas: 2
+    template: {spec: {parallelism: 2, template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}}}
+"""
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_jobset_in_order_creates_a_replicated_job_once_the_previous_one_runs(load, policy):
+    report = build_report(replay(load(BUSY.replace("ORDER", "InOrder")), policy))
+    created = dict(zip(report.tables["pods"]["pod"], report.tables["pods"]["created_s"]))
+    assert created["default/js-driver-0-0"] == 0.0
+    assert {created[f"default/js-workers-{j}-{i}"] for j in range(2) for i in range(2)} == {600.0}  # the driver binds at 10m
+    gangs = report.tables["gangs"]
+    assert dict(zip(gangs["gang"], gangs["min_count"])) == {"default/jobset-js-0": 1, "default/jobset-js-1": 4}  # one PodGroup per replicatedJob
+
+
+def test_jobset_any_order_creates_every_job_at_once(load):
+    report = build_report(replay(load(BUSY.replace("ORDER", "AnyOrder")), "gang"))
+    assert set(report.tables["pods"].filter(report.tables["pods"]["pod"] != "default/busy")["created_s"]) == {0.0}
+    assert list(report.tables["gangs"]["min_count"]) == [5]
+
+
+LWS_NODES = """
+apiVersion: gangsim.dev/v1alpha1
+kind: NodePool
+metadata: {name: n, annotations: {}}
+spec: {count: 2, template: {status: {allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}}}
+---
+apiVersion: gangsim.dev/v1alpha1
+kind: NodePool
+metadata: {name: spare}
+spec: {count: 1, template: {status: {allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}}}
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws, annotations: {gangsim.dev/duration: 1h}}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    restartPolicy: POLICY
+    workerTemplate: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "8"}}}]}}
+---
+apiVersion: gangsim.dev/v1alpha1
+kind: Trace
+events:
+- at: 10m
+  delete: {kind: Node, name: n-1}
+"""
+
+
+@pytest.mark.parametrize(("policy", "leader_attempts"), [("RecreateGroupOnPodRestart", [0, 1]), ("None", [0])])
+def test_lws_restart_policy_recreates_the_group_or_the_pod(load, policy, leader_attempts):
+    pods = build_report(replay(load(LWS_NODES.replace("POLICY", policy)), "gang")).tables["pods"]
+    rows = {(p, a): (e, r) for p, a, e, r in zip(pods["pod"], pods["attempt"], pods["ended_s"], pods["end_reason"])}
+    assert rows[("default/lws-0-1", 0)] == (600.0, "NodeFailed")  # the worker on n-1
+    assert [a for p, a in rows if p == "default/lws-0"] == leader_attempts
+    if policy == "RecreateGroupOnPodRestart":
+        assert rows[("default/lws-0", 0)] == (600.0, "Deleted")  # the controller deleted the leader with it

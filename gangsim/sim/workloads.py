@@ -1,0 +1,55 @@
+"""What workload controllers add to the Job controller (gangsim.load.controllers makes the
+``ControlledJob``s): JobSet's ``startupPolicy: InOrder`` (a Job's pods are created once every pod
+of the Jobs before it runs) and LeaderWorkerSet's ``RecreateGroupOnPodRestart`` (a failed pod
+makes the controller delete and recreate its whole group). Mixed into ``sim.cluster.Cluster``,
+whose state and pod lifecycle these methods use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gangsim.eventlog import EndReason
+
+if TYPE_CHECKING:
+    from gangsim.sim.cluster import JobState
+
+
+class WorkloadControllers:
+    """Uses Cluster's ``jobs``, ``parked_jobs``, ``_start_job``, ``_create_job_pod``, ``_end_pod``
+    and ``_pod_running``."""
+
+    jobs: dict
+    parked_jobs: list
+
+    def _all_running(self, keys: tuple[str, ...]) -> bool:
+        """Every pod of each of these Jobs runs (bound), or the Job has finished its work: JobSet's
+        InOrder "ready" (kubernetes-sigs/jobset ``jobset_controller.go`` inOrderStartupPolicy)."""
+        for key in keys:
+            js = self.jobs.get(key)
+            if js is None or js.deleted:
+                return False
+            if js.finished:
+                continue
+            if len(js.pods) < js.job.parallelism or not all(self._pod_running(sp) for sp in js.pods.values()):
+                return False
+        return True
+
+    def _start_parked(self) -> None:
+        """Create the pods of parked Jobs whose predecessors all run now (in the order they were created)."""
+        ready = [js for js in self.parked_jobs if not js.deleted and self._all_running(js.job.start_after)]  # type: ignore[attr-defined]
+        if not ready:
+            return
+        self.parked_jobs = [js for js in self.parked_jobs if js not in ready and not js.deleted]
+        for js in ready:
+            self._start_job(js)  # type: ignore[attr-defined]
+
+    def _recreate_all(self, js: JobState) -> None:
+        """A member failed: the controller deletes the Job's other pods and recreates every one
+        (LeaderWorkerSet RecreateGroupOnPodRestart, kubernetes-sigs/lws ``pod_controller.go``)."""
+        for index in sorted(js.pods):
+            self._end_pod(js.pods[index], EndReason.DELETED, recreate=False)  # type: ignore[attr-defined]
+        for index in range(js.job.parallelism):
+            if index not in js.pods:
+                self._create_job_pod(js, index)  # type: ignore[attr-defined]
+
