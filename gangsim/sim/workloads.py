@@ -47,9 +47,10 @@ class WorkloadControllers:
     def _recreate_all(self, js: JobState) -> None:
         """A member failed: the controller deletes the Job's other pods and recreates every one
         (LeaderWorkerSet RecreateGroupOnPodRestart, kubernetes-sigs/lws ``pod_controller.go``)."""
-        for index in sorted(js.pods):
-            self._end_pod(js.pods[index], EndReason.DELETED, recreate=False)  # type: ignore[attr-defined]
+        # pod by pod (delete, recreate): the gang always keeps a member, so it stays one gang whose
+        # wait counts from its first submission (an empty gang would count from its next pod)
         for index in range(js.job.parallelism):
-            if index not in js.pods:
-                self._create_job_pod(js, index)  # type: ignore[attr-defined]
+            if index in js.pods:
+                self._end_pod(js.pods[index], EndReason.DELETED, recreate=False)  # type: ignore[attr-defined]
+            self._create_job_pod(js, index)  # type: ignore[attr-defined]
 
