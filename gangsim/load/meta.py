@@ -64,17 +64,20 @@ class Meta:
         return self.times.get(ARRIVAL, 0)
 
 
+def aliased(kind: object, version: object) -> object:
+    """The kind gangsim keys a document by: Volcano's ``batch.volcano.sh/v1alpha1`` ``Job`` is ``VolcanoJob``."""
+    return _ALIASES.get((version, kind), kind) if isinstance(kind, str) and isinstance(version, str) else kind
+
+
 def check_type(d: Mapping, line: int | None, *, allowed: frozenset[str] | None = None) -> str:
     """The document's kind after checking kind and apiVersion; raises with the field."""
     o = Obj(d, "", line)
-    kind = d.get("kind")
-    if isinstance(kind, str):
-        kind = _ALIASES.get((d.get("apiVersion"), kind), kind)  # Volcano's `Job` → VolcanoJob
+    kind = aliased(d.get("kind"), d.get("apiVersion"))
     if kind is None or kind == "":
         raise o.error("kind", required("kind", "every document needs apiVersion and kind"))
     kinds = allowed if allowed is not None else API_VERSIONS
     if not isinstance(kind, str) or kind not in kinds:
-        listed = [k for k in API_VERSIONS if k in kinds]
+        listed = [k for k in API_VERSIONS if k in kinds and k not in _ALIASES.values()]  # Volcano's is `Job`
         raise o.error("kind", not_supported("kind", kind, listed))
     version = d.get("apiVersion")
     if version is None or version == "":
@@ -141,7 +144,9 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
             if kind == "template":
                 detail = f"{key} is not read on a Job's pod template: set it on the Job"
             else:
-                where = ", ".join(sorted(k for k in kinds if k != "template"))
+                where = ", ".join(sorted(k for k in kinds if k != "template" and k not in _WORKLOADS))
+                if kinds & _WORKLOADS:
+                    where += " and the workload kinds (JobSet, LeaderWorkerSet, …)"
                 detail = f"{key} is not read on {kind} (only on {where})"
             raise ann.error(key, forbidden(path, detail))
         try:

@@ -59,7 +59,8 @@ CASES = [
     pytest.param(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",
         't.yaml:2: Deployment x: kind: Unsupported value: "Deployment": supported values: "Node", "NodePool", "PriorityClass", '
-        '"PodDisruptionBudget", "Workload", "PodGroup", "Pod", "Job", "KubeSchedulerConfiguration", "Trace"',
+        '"PodDisruptionBudget", "Workload", "PodGroup", "Pod", "Job", "KubeSchedulerConfiguration", "Trace", "JobSet", '
+        '"LeaderWorkerSet", "PyTorchJob", "TrainJob", "ClusterTrainingRuntime", "TrainingRuntime", "RayCluster", "RayJob"',
         id="unknown-kind",
     ),
     pytest.param(
@@ -118,7 +119,7 @@ CASES = [
     ),
     pytest.param(
         node_yaml().replace("metadata: {name: n1}", "metadata: {name: n1, annotations: {gangsim.dev/duration: 1h}}"),
-        "t.yaml:3: Node n1: metadata.annotations[gangsim.dev/duration]: Forbidden: gangsim.dev/duration is not read on Node (only on Job, Pod)",
+        "t.yaml:3: Node n1: metadata.annotations[gangsim.dev/duration]: Forbidden: gangsim.dev/duration is not read on Node (only on Job, Pod and the workload kinds (JobSet, LeaderWorkerSet, …))",
         id="annotation-on-wrong-kind",
     ),
     pytest.param(

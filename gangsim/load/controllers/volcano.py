@@ -42,7 +42,7 @@ def decode(ctx: Context, doc: Obj, meta: Meta, source: Source) -> Expansion:
     spec = doc.obj("spec", req=True)
     spec_keys(ctx, KIND, spec, {"tasks", "minAvailable", "schedulerName", "priorityClassName"}, _UNMODELLED)
     if spec.str("schedulerName", "volcano") != DEFAULT_SCHEDULER:
-        ctx.warn(f"{KIND}: spec.schedulerName ignored: gangsim replays Volcano Jobs under kube-scheduler (the --policy) to compare with Volcano's gang scheduling")
+        ctx.warn(f"{KIND}: replayed under kube-scheduler (the --policy) to compare with Volcano's gang scheduling: spec.schedulerName (default volcano) is ignored")
     owner = Expansion(KIND, meta.namespace, meta.name)
     members = []
     names: set[str] = set()

@@ -173,7 +173,7 @@ def test_volcano_pods_run_under_kube_scheduler_and_the_warning_says_so():
     trace = load("volcano.yaml")
     job = next(ev.obj for ev in trace.events if isinstance(ev.obj, Job))
     assert {job.pod_spec(i).scheduler_name for i in range(job.parallelism)} == {"default-scheduler"}
-    assert any("spec.schedulerName ignored" in w for w in trace.warnings)
+    assert "VolcanoJob: replayed under kube-scheduler (the --policy) to compare with Volcano's gang scheduling: spec.schedulerName (default volcano) is ignored" in trace.warnings
 
 
 def test_ignored_fields_are_one_warning_per_kind():
@@ -235,6 +235,11 @@ def test_deleting_a_workload_deletes_what_it_created(load):
         (3_600_000, "delete", "PodGroup default/leaderworkerset-lws-0"),
         (3_600_000, "delete", "Workload default/leaderworkerset-lws"),
     ]
+
+
+def test_a_volcano_job_is_deleted_by_its_own_api_version(load):
+    trace = load(VOLCANO + "---\napiVersion: gangsim.dev/v1alpha1\nkind: Trace\nevents:\n- at: 1m\n  delete: {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: vc}\n")
+    assert [e.ref for e in trace.events if e.op is Op.DELETE] == ["Job default/vc", "PodGroup default/volcanojob-vc-0", "Workload default/volcanojob-vc"]
 
 
 LWS = """
