@@ -8,7 +8,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gangsim.api.objects import ControlledJob, Job
+from gangsim.api.trace import Trace
 from gangsim.load import load_trace
+from gangsim.report import build_report
+from gangsim.sim.replay import replay
 from tests.test_invariants import check_all
 
 GPUS = st.sampled_from((0, 1, 2, 4, 8))
@@ -33,7 +37,8 @@ def jobset(draw, name, m):
         {"name": f"r{i}", "replicas": draw(st.integers(1, 3)), "template": {"spec": {"parallelism": draw(st.integers(1, 3)), "template": template(draw(GPUS))}}}
         for i in range(draw(st.integers(1, 2)))
     ]
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": m, "spec": {"replicatedJobs": rjobs}}
+    order = draw(st.sampled_from(("AnyOrder", "InOrder")))
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": m, "spec": {"startupPolicy": {"startupPolicyOrder": order}, "replicatedJobs": rjobs}}
 
 
 @st.composite
@@ -114,3 +119,23 @@ def test_generated_controller_manifests_keep_the_invariants(tmp_path_factory, do
     trace = load_trace([path])
     trace.horizon_ms = 4 * 3_600_000
     check_all(trace, policy)  # under gang: check_all_or_nothing over every controller PodGroup
+    check_gang_members(trace, policy)
+
+
+def check_gang_members(trace: Trace, policy: str) -> None:
+    """Each PodGroup's row in the gangs table counts the pods its workload's controller made for
+    it (an InOrder JobSet's later Jobs may still wait for the earlier ones: at most as many)."""
+    expected: dict[str, int] = {}
+    waits: set[str] = set()
+    for ev in trace.events:
+        if isinstance(ev.obj, Job):
+            job = ev.obj
+            for i in range(job.parallelism):
+                key = f"{job.namespace}/{job.pod_spec(i).scheduling_group}"
+                expected[key] = expected.get(key, 0) + 1
+                if isinstance(job, ControlledJob) and job.start_after:
+                    waits.add(key)
+    gangs = build_report(replay(trace, policy)).tables["gangs"]
+    got = dict(zip(gangs["gang"], gangs["pods"]))
+    assert {k: v for k, v in got.items() if k not in waits} == {k: v for k, v in expected.items() if k not in waits}
+    assert all(got.get(k, 0) <= expected[k] for k in waits)
