@@ -101,7 +101,9 @@ def pod_template(ctx: Context, t: Obj, labels: Mapping[str, str], times: Mapping
     t.check_keys({"metadata", "spec"})
     tmeta = t.obj("metadata")
     own = tmeta.labels("labels") if tmeta is not None else {}
-    return ctx.pod_spec(t.obj("spec", req=True), {**own, **labels}, template_times(t, times))
+    # decoded once per template (the decoder caches by spec and labels), then given each pod's labels
+    spec = ctx.pod_spec(t.obj("spec", req=True), own, template_times(t, times))
+    return replace(spec, labels={**own, **labels}) if labels else spec
 
 
 def in_group(spec: PodSpec, group: str | None) -> PodSpec:
