@@ -4,7 +4,8 @@ Upstream (kubernetes-sigs/jobset ``pkg/controllers/jobset_controller.go``, const
 ``replicatedJobs[i]`` makes ``replicas`` Jobs named ``<jobset>-<replicatedJob>-<jobIndex>``; the
 Job and its pod template carry the labels ``jobset.sigs.k8s.io/jobset-name``,
 ``replicatedjob-name``, ``replicatedjob-replicas``, ``job-index``, ``job-global-index``,
-``global-replicas``, ``job-key`` (sha256 of ``<namespace>/<job name>``) and ``restart-attempt``.
+``global-replicas``, ``group-name`` / ``group-replicas`` / ``job-group-index`` (``groupName``,
+default ``default``), ``job-key`` (sha256 of ``<namespace>/<job name>``) and ``restart-attempt``.
 A child Job's pods are then the Job controller's: ``<job>-<index>`` in gangsim.
 
 Grouping: JobSet releases no Workload API integration yet (kubernetes-sigs/jobset#969, PR #1250
@@ -58,7 +59,7 @@ def decode(ctx: Context, doc: Obj, meta: Meta, source: Source) -> Expansion:
     return expand(ctx, KIND, spec, meta, source)
 
 
-def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, labels: dict[str, str] | None = None) -> Expansion:
+def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source) -> Expansion:
     """A JobSet spec (also a TrainingRuntime's ``template.spec``, for ``kind`` TrainJob)."""
     spec_keys(ctx, kind, spec, {"replicatedJobs", "startupPolicy", "failurePolicy", "successPolicy"}, _SPEC_UNMODELLED)
     startup = spec.obj("startupPolicy")
@@ -74,7 +75,7 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
     if not rjobs:
         raise spec.error("replicatedJobs", invalid(spec.fp("replicatedJobs"), "[]", "must have at least one item"))
     # 1. read every replicatedJob (counts checked before anything is built)
-    shapes: list[tuple[Obj, str, int, int, Obj]] = []
+    shapes: list[tuple[Obj, str, int, int, Obj, str]] = []
     names: set[str] = set()
     total = 0
     for rj in rjobs:
@@ -94,14 +95,18 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
             ctx.warn(f"{owner.ref}: {jspec.fp('completions')} ({completions}) differs from parallelism ({parallelism}); gangsim runs parallelism pods per Job")
         total += replicas * parallelism
         check_total(rj, "replicas", total)
-        shapes.append((rj, name, replicas, parallelism, jt))
+        shapes.append((rj, name, replicas, parallelism, jt, rj.str("groupName", "default")))
     global_replicas = sum(s[2] for s in shapes)
+    group_replicas: dict[str, int] = {}
+    for shape in shapes:
+        group_replicas[shape[5]] = group_replicas.get(shape[5], 0) + shape[2]
+    group_index = dict.fromkeys(group_replicas, 0)
     # 2. the Jobs, each pod template labelled as the JobSet controller labels it
     jobs: list[list[ControlledJob]] = []  # per replicatedJob
     user_group = False
     first_spec = None
     global_index = 0
-    for rj, name, replicas, parallelism, jt in shapes:
+    for rj, name, replicas, parallelism, jt, group in shapes:
         jmeta = jt.obj("metadata")
         forbid_annotations(jmeta, _EXCLUSIVE)
         job_times = inherit_times(meta.times, gangsim_annotations(jmeta, "Job") if jmeta is not None else {})
@@ -113,17 +118,20 @@ def expand(ctx: Context, kind: str, spec: Obj, meta: Meta, source: Source, *, la
             if len(job_name) > JOB_NAME_MAX or subdomain_errors(job_name):
                 raise rj.error("name", invalid(rj.fp("name"), name, f"the child Job name {job_name!r} must be a DNS subdomain of at most {JOB_NAME_MAX} characters"))
             pod_labels = {
-                **(labels or {}),
                 PREFIX + "jobset-name": meta.name,
                 PREFIX + "replicatedjob-name": name,
                 PREFIX + "replicatedjob-replicas": str(replicas),
                 PREFIX + "job-index": str(j),
                 PREFIX + "job-global-index": str(global_index),
                 PREFIX + "global-replicas": str(global_replicas),
+                PREFIX + "group-name": group,
+                PREFIX + "group-replicas": str(group_replicas[group]),
+                PREFIX + "job-group-index": str(group_index[group]),
                 PREFIX + "job-key": hashlib.sha256(f"{meta.namespace}/{job_name}".encode()).hexdigest(),
                 PREFIX + "restart-attempt": "0",
             }
             global_index += 1
+            group_index[group] += 1
             pod = pod_template(ctx, template, pod_labels, job_times)
             user_group = user_group or bool(pod.scheduling_group)
             first_spec = first_spec or pod

@@ -117,6 +117,9 @@ def test_jobset_labels_pods_as_the_jobset_controller_does():
         "jobset.sigs.k8s.io/job-index": "0",
         "jobset.sigs.k8s.io/job-global-index": "1",
         "jobset.sigs.k8s.io/global-replicas": "3",
+        "jobset.sigs.k8s.io/group-name": "default",
+        "jobset.sigs.k8s.io/group-replicas": "3",
+        "jobset.sigs.k8s.io/job-group-index": "1",
         "jobset.sigs.k8s.io/restart-attempt": "0",
     }
     assert len(labels["jobset.sigs.k8s.io/job-key"]) == 64  # sha256 of namespace/job name
