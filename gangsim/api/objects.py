@@ -232,6 +232,46 @@ class Job:
     def pod_name(self, index: int) -> str:
         return f"{self.name}-{index}"
 
+    def pod_spec(self, index: int) -> PodSpec:
+        """The template of pod ``index`` (every pod of a batch/v1 Job shares one)."""
+        return self.template
+
+    def pod_specs(self) -> tuple[PodSpec, ...]:
+        """Every distinct template this Job's pods use."""
+        return (self.template,)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledJob(Job):
+    """A Job a workload controller creates (gangsim.load.controllers), with what that controller
+    adds to the Job controller's behaviour: ``owner`` names the workload (``JobSet ml/x``);
+    ``start_after`` holds the keys of Jobs whose pods must all run before this one's are created
+    (JobSet ``startupPolicy: InOrder``); ``recreate_together``: a failed pod makes the controller
+    delete and recreate every pod of the Job (LeaderWorkerSet ``RecreateGroupOnPodRestart``)."""
+
+    owner: str = ""
+    start_after: tuple[str, ...] = ()
+    recreate_together: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedPods(ControlledJob):
+    """Pods a workload controller creates itself: LeaderWorkerSet (through its StatefulSets),
+    KubeRay, the Kubeflow training operator, Volcano. Each index has its own name and template;
+    gangsim's Job controller runs them (a failed pod is recreated under the same name).
+    ``template`` is ``members[0]``'s, ``parallelism`` is ``len(members)``."""
+
+    members: tuple[tuple[str, PodSpec], ...] = ()
+
+    def pod_name(self, index: int) -> str:
+        return self.members[index][0]
+
+    def pod_spec(self, index: int) -> PodSpec:
+        return self.members[index][1]
+
+    def pod_specs(self) -> tuple[PodSpec, ...]:
+        return tuple({id(spec): spec for _, spec in self.members}.values())
+
 
 @dataclass(frozen=True, slots=True)
 class PriorityClass:
@@ -322,6 +362,8 @@ KIND_OF: dict[type, str] = {
     Node: "Node",
     Pod: "Pod",
     Job: "Job",
+    ControlledJob: "Job",
+    OwnedPods: "Job",
     PriorityClass: "PriorityClass",
     PodDisruptionBudget: "PodDisruptionBudget",
     PodGroup: "PodGroup",
@@ -334,17 +376,19 @@ NAMESPACED = frozenset({"Pod", "Job", "PodDisruptionBudget", "PodGroup", "Worklo
 
 def object_ref(kind: str, namespace: str, name: str) -> str:
     """How messages name an object: ``Pod ml/train-3``, ``Node gpu-7``."""
-    return f"{kind} {namespace}/{name}" if kind in NAMESPACED else f"{kind} {name}"
+    return f"{kind} {namespace}/{name}" if kind in NAMESPACED or namespace else f"{kind} {name}"
 
 
 __all__ = [
     "Affinity",
+    "ControlledJob",
     "DisruptionMode",
     "Job",
     "LabelSelector",
     "Node",
     "NodePool",
     "NodeSelectorTerm",
+    "OwnedPods",
     "Pod",
     "PodAffinityTerm",
     "PodDisruptionBudget",

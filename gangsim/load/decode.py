@@ -15,11 +15,12 @@ import orjson
 from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodGroupPolicy, PodSpec, PolicyKind, Source, object_ref
 from gangsim.api.quantity import PODS
 from gangsim.errors import InputError, forbidden, invalid, required
+from gangsim.load.controllers.registry import CONTROLLERS, Context
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
 from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
-from gangsim.load.meta import GANGSIM_PREFIX, controller_job, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, decode_meta, gangsim_annotations, raw_ref
+from gangsim.load.meta import GANGSIM_PREFIX, JOB_NAME_MAX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, controller_job, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
@@ -31,7 +32,6 @@ _JOB_SPEC_HARMLESS = {
     "selector", "manualSelector", "podFailurePolicy", "podReplacementPolicy", "successPolicy", "managedBy",
 }  # fmt: skip
 _PERCENT = re.compile(r"^[0-9]+%$")
-JOB_NAME_MAX = 63  # a Job's name ends up in pod labels (≤63 characters)
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # Said once per trace (folded over every object): what gangsim does with admission controls it does not model.
 SUSPENDED = "spec.suspend: true"
@@ -59,6 +59,7 @@ class Warnings:
         self._seen: set[str] = set()
         self._status: dict[str, list[str]] = {}
         self._folded: dict[str, list[str]] = {}
+        self._ignored: dict[str, list[str]] = {}
 
     def add(self, message: str) -> None:
         if message not in self._seen:
@@ -81,8 +82,16 @@ class Warnings:
             out.append(f"{where}: {topic}: {_FOLDED[topic]}")
         return out
 
+    def ignored_field(self, kind: str, path: str) -> None:
+        """A field of a workload kind that cannot change scheduling: one warning per kind."""
+        fields = self._ignored.setdefault(kind, [])
+        if path not in fields:
+            fields.append(path)
+
     def result(self) -> list[str]:
         out = list(self._lines) + self.notices()
+        for kind, fields in self._ignored.items():
+            out.append(f"{kind}: ignored fields that do not change scheduling: {', '.join(fields)}")
         for kind, refs in self._status.items():
             if len(refs) == 1:
                 out.append(f"ignored status of {refs[0]}")
@@ -106,6 +115,10 @@ class Decoder:
             "PodGroup": lambda doc, meta, src: decode_pod_group(doc, meta, self.priorities, src),
             "Workload": lambda doc, meta, src: decode_workload(doc, meta, self.priorities, src),
         }
+        # workload controllers (gangsim.load.controllers): JobSet, LeaderWorkerSet, … → Expansion
+        self.controllers = Context(priorities, warnings.add, warnings.ignored_field, self._pod_spec)
+        for kind, controller in CONTROLLERS.items():
+            self._decoders[kind] = lambda doc, meta, src, c=controller: c(self.controllers, doc, meta, src)
 
     def decode(self, raw: Mapping, source: Source, *, status_warning: bool = True) -> Decoded:
         """Decode one object document; errors are located at ``source`` and the object."""

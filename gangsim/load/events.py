@@ -18,7 +18,7 @@ from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.documents import Document
 from gangsim.load.durations import DurationRule, decode_duration, decode_rule
 from gangsim.load.fields import Obj, not_supported, shown
-from gangsim.load.meta import API_VERSIONS, OBJECT_KINDS, TRACE_NAMESPACED, check_type, raw_ref
+from gangsim.load.meta import API_VERSIONS, OBJECT_KINDS, TRACE_NAMESPACED, aliased, check_type, raw_ref, unsupported_kind
 
 _OPS = ("create", "patch", "delete")
 _OP = {"create": Op.CREATE, "patch": Op.PATCH, "delete": Op.DELETE}
@@ -145,9 +145,9 @@ def _item(it: Obj, owner: str | None, order: tuple[int, ...], source: Source, ou
 
 def target(body: Obj) -> tuple[str, str, str]:
     """(kind, namespace, name) a patch or delete names; namespace defaults to ``default``."""
-    kind = body.str("kind", req=True)
+    kind = aliased(body.str("kind", req=True), body.raw("apiVersion"))
     if kind not in OBJECT_KINDS:
-        raise body.error("kind", not_supported(body.fp("kind"), kind, [k for k in API_VERSIONS if k in OBJECT_KINDS]))
+        raise body.error("kind", unsupported_kind(body.fp("kind"), kind, OBJECT_KINDS))
     version = body.raw("apiVersion")
     if version is not None and version not in API_VERSIONS[kind]:
         raise body.error("apiVersion", not_supported(body.fp("apiVersion"), version, API_VERSIONS[kind]))

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.api.naming import NAME_ALPHABET
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
-from gangsim.errors import InputError, forbidden, invalid, required, unsupported
+from gangsim.errors import FieldError, InputError, forbidden, invalid, required, unsupported
+from gangsim.load.controllers.kinds import ALIASES as _ALIASES, API_VERSIONS as _CONTROLLER_VERSIONS, CLUSTER_SCOPED as _CLUSTER_SCOPED
 from gangsim.load.fields import DNS1123_SUBDOMAIN_MAX, Obj, check_name, known_names, not_supported, shown, subdomain_errors
 
 # Accepted kinds and their apiVersions (the first one is what messages suggest).
@@ -24,9 +25,12 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Job": ("batch/v1",),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io/v1",),
     "Trace": ("gangsim.dev/v1alpha1",),
+    **_CONTROLLER_VERSIONS,  # workloads gangsim.load.controllers expands (JobSet, LeaderWorkerSet…)
 }
 OBJECT_KINDS = frozenset(API_VERSIONS) - {"KubeSchedulerConfiguration", "Trace"}
-TRACE_NAMESPACED = NAMESPACED  # Pod, Job, PodDisruptionBudget, PodGroup, Workload
+# Pod, Job, PodDisruptionBudget, PodGroup, Workload and the namespaced controller kinds
+TRACE_NAMESPACED = NAMESPACED | (frozenset(_CONTROLLER_VERSIONS) - _CLUSTER_SCOPED)
+_WORKLOADS = frozenset(_CONTROLLER_VERSIONS)
 
 # metadata.generateName: the apiserver's SimpleNameGenerator (apiserver/pkg/storage/names/
 # generate.go) cuts the prefix to 63 - 5 characters and appends 5 random characters of
@@ -42,13 +46,14 @@ REMOVE_AT = "gangsim.dev/remove-at"
 RENDEZVOUS_TIMEOUT = "gangsim.dev/rendezvous-timeout"
 POD_CREATION_INTERVAL = "gangsim.dev/pod-creation-interval"
 GANGSIM_PREFIX = "gangsim.dev/"
+JOB_NAME_MAX = 63  # a Job's name ends up in pod labels (≤63 characters)
 # annotation → kinds that read it (INTERFACE table); "template" = a Job's pod template.
 ANNOTATION_KINDS: dict[str, frozenset[str]] = {
     ARRIVAL: OBJECT_KINDS,
-    DURATION: frozenset({"Pod", "Job", "template"}),
-    CHECKPOINT_INTERVAL: frozenset({"Pod", "Job", "template"}),
+    DURATION: frozenset({"Pod", "Job", "template"}) | _WORKLOADS,
+    CHECKPOINT_INTERVAL: frozenset({"Pod", "Job", "template"}) | _WORKLOADS,
     REMOVE_AT: frozenset({"Node", "NodePool"}),
-    RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}),
+    RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}) | _WORKLOADS,
     POD_CREATION_INTERVAL: frozenset({"Job"}),
 }
 
@@ -68,16 +73,26 @@ class Meta:
         return self.times.get(ARRIVAL, 0)
 
 
+def aliased(kind: object, version: object) -> object:
+    """The kind gangsim keys a document by: Volcano's ``batch.volcano.sh/v1alpha1`` ``Job`` is ``VolcanoJob``."""
+    return _ALIASES.get((version, kind), kind) if isinstance(kind, str) and isinstance(version, str) else kind
+
+
+def unsupported_kind(field: str, kind: object, kinds: Collection[str]) -> FieldError:
+    """``kind: Unsupported value``, listing the kinds Kubernetes and gangsim define; the workload
+    kinds (README "Workload kinds") are left out: with them the line would pass 300 characters."""
+    return not_supported(field, kind, [k for k in API_VERSIONS if k in kinds and k not in _WORKLOADS])
+
+
 def check_type(d: Mapping, line: int | None, *, allowed: frozenset[str] | None = None) -> str:
     """The document's kind after checking kind and apiVersion; raises with the field."""
     o = Obj(d, "", line)
-    kind = d.get("kind")
+    kind = aliased(d.get("kind"), d.get("apiVersion"))
     if kind is None or kind == "":
         raise o.error("kind", required("kind", "every document needs apiVersion and kind"))
     kinds = allowed if allowed is not None else API_VERSIONS
     if not isinstance(kind, str) or kind not in kinds:
-        listed = [k for k in API_VERSIONS if k in kinds]
-        raise o.error("kind", not_supported("kind", kind, listed))
+        raise o.error("kind", unsupported_kind("kind", kind, kinds))
     version = d.get("apiVersion")
     if version is None or version == "":
         raise o.error("apiVersion", required("apiVersion", f"{kind} is {API_VERSIONS[kind][0]}"))
@@ -170,7 +185,9 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
             if kind == "template":
                 detail = f"{key} is not read on a Job's pod template: set it on the Job"
             else:
-                where = ", ".join(sorted(k for k in kinds if k != "template"))
+                where = ", ".join(sorted(k for k in kinds if k != "template" and k not in _WORKLOADS))
+                if kinds & _WORKLOADS:
+                    where += " and the workload kinds (JobSet, LeaderWorkerSet, …)"
                 detail = f"{key} is not read on {kind} (only on {where})"
             raise ann.error(key, forbidden(path, detail))
         try:

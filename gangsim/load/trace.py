@@ -23,6 +23,7 @@ from gangsim.api.quantity import GPU
 from gangsim.api.trace import Op, Trace, TraceEvent
 from gangsim.errors import FieldError, InputError, invalid
 from gangsim.load.config import CONFIG_KIND, decode_config
+from gangsim.load.controllers.common import Expansion
 from gangsim.load.decode import Decoded, Decoder, Warnings
 from gangsim.load.documents import Document, expand_paths, read_documents
 from gangsim.load.durations import Durations, apply_durations
@@ -240,6 +241,7 @@ class _Entry:
     raw: dict | None  # None for objects no PATCH names
     obj: object
     incarnation: int  # seq of the CREATE event (a remove-at delete only removes its own object)
+    owner: str = ""  # created by a workload controller: the workload (``JobSet ml/x``)
 
 
 class Replay:
@@ -296,6 +298,8 @@ class Replay:
         self._add(ev, key, ev.raw, decoded.obj)
         if isinstance(decoded.obj, NodePool):
             self._pool_nodes(ev, decoded.obj, ev.raw, range(decoded.obj.count))
+        elif isinstance(decoded.obj, Expansion):
+            self._expand(ev, decoded.obj)
         else:
             self.emit(ev, Op.CREATE, ev.kind, ev.namespace, ev.name, decoded.obj, ev.order)
 
@@ -305,11 +309,30 @@ class Replay:
             self._add(ev, ("Node", "", node.name), pool_node_raw(pool_raw, node.name), node)
             self.emit(ev, Op.CREATE, "Node", "", node.name, node, ev.order + (i,))
 
+    def _expand(self, ev: RawEvent, expansion: Expansion) -> None:
+        """What a workload controller creates (gangsim.load.controllers), in its order."""
+        for i, (kind, namespace, name, obj) in enumerate(expansion.children):
+            self._add(ev, (kind, namespace, name), None, obj)
+            self.alive[(kind, namespace, name)].owner = expansion.ref
+            self.emit(ev, Op.CREATE, kind, namespace, name, obj, ev.order + (i,))
+
+    def _delete_expansion(self, ev: RawEvent, expansion: Expansion) -> None:
+        """Deleting a workload deletes what its controller created (owner references), newest first."""
+        last = len(expansion.children) - 1
+        for i, (kind, namespace, name, _obj) in reversed(list(enumerate(expansion.children))):
+            entry = self.alive.get((kind, namespace, name))
+            if entry is not None and entry.owner == expansion.ref:
+                del self.alive[(kind, namespace, name)]
+                self.emit(ev, Op.DELETE, kind, namespace, name, None, ev.order + (last - i,))
+
     def patch(self, ev: RawEvent) -> None:
         key = (ev.kind, ev.namespace, ev.name)
         entry = self.alive.get(key)
         if entry is None:
             raise InputError(f"not found: nothing to patch at {format_duration_ms(ev.at_ms)}", file=ev.source.file, line=ev.source.line, obj=ev.ref)
+        if isinstance(entry.obj, Expansion) or entry.owner:
+            what = f"created by {entry.owner}" if entry.owner else "a workload gangsim expands once"
+            raise InputError(f"cannot be patched: {what}; gangsim does not model changes to workloads and what their controllers create (delete it and create a new one)", file=ev.source.file, line=ev.source.line, obj=ev.ref)
         try:
             body = patch_document(Obj(ev.raw, "", ev.source.line), ev.kind)
         except InputError as exc:
@@ -364,6 +387,8 @@ class Replay:
         if isinstance(entry.obj, NodePool):
             for i in range(entry.obj.count):
                 self._delete_node_of(ev, entry.obj.name, entry.obj.node_name(i), i)
+        elif isinstance(entry.obj, Expansion):
+            self._delete_expansion(ev, entry.obj)
         else:
             self.emit(ev, Op.DELETE, ev.kind, ev.namespace, ev.name, None, ev.order)
 

@@ -69,7 +69,9 @@ class Cluster:
         self.pod_groups: dict[str, PodGroup] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang)
-        self.job_controller = JobController(engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample)
+        self.job_controller = JobController(
+            engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample, pod_running=lambda sp: sp.state == RUNNING
+        )
         self._uid = 0
         self._attempt_of: dict[str, int] = {}
         self.gpus_allocated = 0
@@ -166,6 +168,8 @@ class Cluster:
         self.attempt_finished(info.key, bound=True)
         if sp.gang.kind == "PodGroup":
             self.attempt_finished(sp.gang.key, bound=True)
+        if self.job_controller.parked:
+            self.job_controller.start_parked()
         self._sample()
 
     def reserved(self, info: PodInfo, node: str) -> None:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gangsim.api.objects import Job, Pod
+from gangsim.api.objects import ControlledJob, Job, Pod
 from gangsim.eventlog import EndReason, EventLog, EventReason, GangState
 from gangsim.sim.engine import Engine, Phase, Timer
+from gangsim.sim.workloads import WorkloadControllers
 
 # Job condition reasons and messages: kubernetes pkg/controller/job/job_controller.go (syncJob;
 # batch.JobReasonBackoffLimitExceeded / JobReasonDeadlineExceeded)
@@ -41,8 +42,8 @@ class JobState:
     deadline: Timer | None = None
 
 
-class JobController:
-    """Owns the Jobs' state; the cluster calls it on Job events and pod ends."""
+class JobController(WorkloadControllers):
+    """Owns the Jobs' state; the cluster calls it on Job events, pod binds and pod ends."""
 
     def __init__(
         self,
@@ -52,18 +53,29 @@ class JobController:
         create_pod: Callable[[Pod], object | None],
         end_pod: Callable[..., None],
         sample: Callable[[], None],
+        pod_running: Callable[[object], bool],
     ) -> None:
         self.engine = engine
         self.log = log
         self.jobs: dict[str, JobState] = {}
+        # Jobs whose controller creates their pods only once other Jobs run (JobSet InOrder), in creation order
+        self.parked: list[JobState] = []
         self._create_pod = create_pod
         self._end_pod = end_pod
         self._sample = sample
+        self._pod_running = pod_running
 
     # ---- Job events -----------------------------------------------------------------------------
     def create(self, job: Job) -> None:
         js = JobState(job)
         self.jobs[job.key] = js
+        if isinstance(job, ControlledJob) and job.start_after and not self._all_running(job.start_after):
+            self.parked.append(js)
+            return
+        self._start(js)
+
+    def _start(self, js: JobState) -> None:
+        job = js.job
         if job.active_deadline_ms is not None:
             js.deadline = self.engine.timer(self.engine.now + job.active_deadline_ms, Phase.TIMEOUT, self._deadline, js)
         step = job.pod_creation_interval_ms
@@ -128,7 +140,10 @@ class JobController:
                 self._fail(js, sp, BACKOFF_LIMIT_EXCEEDED)
                 return
         if recreate:
-            self._create_slot(js, slot)
+            if isinstance(js.job, ControlledJob) and js.job.recreate_together:
+                self._recreate_all(js)
+            else:
+                self._create_slot(js, slot)
 
     def gang_completed(self, key: str) -> None:
         """The gang of a (non-wave) Job finished its work: the Job is complete."""
@@ -167,7 +182,7 @@ class JobController:
 
     def _create_slot(self, js: JobState, slot: int) -> None:
         job = js.job
-        sp = self._create_pod(Pod(job.namespace, job.pod_name(slot), job.template, job=job.name, index=slot, source=job.source))
+        sp = self._create_pod(Pod(job.namespace, job.pod_name(slot), job.pod_spec(slot), job=job.name, index=slot, source=job.source))
         if sp is not None:
             js.pods[slot] = sp
 

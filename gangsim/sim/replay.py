@@ -33,7 +33,8 @@ def resource_names(trace: Trace) -> set[str]:
         elif isinstance(obj, Pod):
             names.update(obj.spec.requests)
         elif isinstance(obj, Job):
-            names.update(obj.template.requests)
+            for spec in obj.pod_specs():
+                names.update(spec.requests)
     names.add("nvidia.com/gpu")
     return names
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from gangsim.api.duration import format_duration_ms
 from gangsim.api.objects import (
     Job,
+    OwnedPods,
     Pod,
     PodAffinityTerm,
     PodGroup,
@@ -63,9 +64,13 @@ class _Member:
     gates: tuple[str, ...] = ()  # Pod: scheduling gates after the last patch
     deleted: bool = False
     no_gang: bool = False  # Job: its pods are no gang of their own making (a KEP-5547 PodGroup, completions waves)
+    names: tuple[str, ...] = ()  # pods a workload controller names itself (api.OwnedPods) with this spec
 
     @property
     def ref(self) -> str:
+        if self.names:  # a controller's pods with one template: the first of them
+            more = f" (and {len(self.names) - 1} like it)" if len(self.names) > 1 else ""
+            return object_ref("Pod", self.namespace, self.names[0]) + more
         return object_ref(self.kind, self.namespace, self.name)
 
     @property
@@ -73,6 +78,8 @@ class _Member:
         return f"{self.namespace}/{self.spec.scheduling_group}" if self.spec.scheduling_group else ""
 
     def pod_names(self) -> list[str]:
+        if self.names:
+            return list(self.names)
         return [self.name] if self.kind == "Pod" else [f"{self.name}-{i}" for i in range(self.count)]
 
     @property
@@ -165,6 +172,12 @@ class Pitfalls:
                     m = _Member("Pod", obj.namespace, obj.name, obj.spec, ev.at_ms, obj.source, gates=obj.spec.scheduling_gates)
                     pods[obj.key] = m
                     self.members.append(m)
+                elif isinstance(obj, OwnedPods):
+                    # one member per distinct template (a LeaderWorkerSet's leader and workers differ)
+                    for spec in obj.pod_specs():
+                        names = tuple(obj.pod_name(i) for i in range(obj.parallelism) if obj.pod_spec(i) is spec)
+                        m = _Member("Job", obj.namespace, obj.name, spec, ev.at_ms, obj.source, len(names), gates=spec.scheduling_gates, names=names)
+                        self.members.append(m)
                 elif isinstance(obj, Job):
                     m = _Member(
                         "Job", obj.namespace, obj.name, obj.template, ev.at_ms, obj.source, obj.parallelism,

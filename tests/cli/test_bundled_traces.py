@@ -77,3 +77,22 @@ def test_mixed_day_has_every_report_column_populated(tmp_path):
     assert (gangs["restarts"] > 0).any() and (gangs["preemptions"] > 0).any() and (gangs["wait_s"] > 0).any()
     events = pl.read_parquet(out / "events.parquet")
     assert {"NodeFailed", "RendezvousTimeout", "Preempted", "GangStarted"} <= set(events["reason"].cast(pl.Utf8).unique())
+
+
+@pytest.mark.parametrize("trace", ["jobset-gpu.yaml", "lws-gpu.yaml", "pytorchjob.yaml", "volcano-job.yaml"])
+def test_workload_traces_strand_gpus_under_pod_and_none_under_gang(trace):
+    """README "Bundled traces": each workload kind's trace, `diff -p gang -p pod`."""
+    pod, gang = summary(trace, "pod"), summary(trace, "gang")
+    assert pod["gpu"]["stranded_s"] > 0 and pod["pods"]["restarts"] > 0
+    assert gang["gpu"]["stranded_s"] <= 960  # pytorchjob: the evicted gang's 960 GPU-s before its pods end
+    assert gang["gangs"]["completed"] == gang["gangs"]["total"]
+
+
+def test_jobset_gpu_deadlocks_under_pod():
+    pod, gang = summary("jobset-gpu.yaml", "pod"), summary("jobset-gpu.yaml", "gang")
+    assert (pod["gangs"]["started"], pod["gpu"]["busy_s"]) == (0, 0)
+    assert (gang["gangs"]["completed"], gang["gpu"]["busy_s"]) == (2, 192 * 3600)
+
+
+def test_pytorchjob_preemption_under_pod_evicts_the_two_pods_it_needs():
+    assert summary("pytorchjob.yaml", "pod")["preemption"]["victims"] == 2

@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks fuzz")
     ap.add_argument("n", nargs="?", type=int, default=10_000, help="number of cases (default 10,000)")
     ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
-    ap.add_argument("--family", choices=["loader", "importers"], help="only loader or only importer cases")
+    ap.add_argument("--family", choices=["loader", "importers", "workloads"], help="only loader, importer or workload-kind cases")
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT_S, help="seconds before a case is a hang (default 60)")
     ap.add_argument("--replay", type=int, metavar="SEED", help="run one case and print its report and files")
     args = ap.parse_args(argv)

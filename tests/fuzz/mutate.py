@@ -31,10 +31,22 @@ HORIZON = "1h"  # keeps valid replays quick
 
 # -- seed documents --------------------------------------------------------------------------
 
+# Bundled traces of the workload kinds (gangsim.load.controllers): the "workloads" family mutates
+# them; the other families leave them out, so that adding one keeps every recorded seed's case.
+WORKLOAD_TRACES = ("jobset-gpu.yaml", "lws-gpu.yaml", "pytorchjob.yaml", "volcano-job.yaml")
+
+
 def trace_seeds() -> list[Path]:
     """Valid traces: the bundled ones and the golden ones (sorted: the order is part of a seed)."""
-    found = sorted((ROOT / "traces").glob("*.yaml")) + sorted(p for p in (ROOT / "tests" / "golden" / "traces").iterdir() if p.suffix in (".yaml", ".yml", ".jsonl", ".json"))
+    bundled = sorted(p for p in (ROOT / "traces").glob("*.yaml") if p.name not in WORKLOAD_TRACES)
+    found = bundled + sorted(p for p in (ROOT / "tests" / "golden" / "traces").iterdir() if p.suffix in (".yaml", ".yml", ".jsonl", ".json"))
     return found
+
+
+def workload_seeds() -> list[Path]:
+    """Valid traces of the workload kinds: the bundled ones and the controller test fixtures."""
+    fixtures = sorted(p for p in (ROOT / "tests" / "load" / "controllers").glob("*.yaml") if p.name != "pool.yaml")
+    return [ROOT / "traces" / name for name in WORKLOAD_TRACES] + fixtures
 
 
 CONFIG_SEEDS = ("traces/configs/binpack-gpus.yaml",)
@@ -302,7 +314,11 @@ TARGETS = ["run", "validate", "config", "import:kubectl", "import:openb", "impor
 WEIGHTS = [30, 20, 5, 15, 12, 10, 8]
 
 
-FAMILIES = {"loader": ("run", "validate", "config"), "importers": ("import:kubectl", "import:openb", "import:swf", "import:gavel")}
+FAMILIES = {
+    "loader": ("run", "validate", "config"),
+    "importers": ("import:kubectl", "import:openb", "import:swf", "import:gavel"),
+    "workloads": ("run", "validate"),  # on workload_seeds()
+}
 
 
 def make_case(seed: int, family: str | None = None) -> Case:
@@ -312,7 +328,7 @@ def make_case(seed: int, family: str | None = None) -> Case:
     target = rng.choices(allowed, weights=[w for t, w in zip(TARGETS, WEIGHTS, strict=True) if t in allowed])[0]
     notes: list[str] = []
     if target in ("run", "validate"):
-        seeds = trace_seeds()
+        seeds = workload_seeds() if family == "workloads" else trace_seeds()
         path = rng.choice(seeds)
         name = "trace" + path.suffix
         data = _structured(rng, path.read_bytes(), path.suffix, notes)

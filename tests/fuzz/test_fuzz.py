@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz.runner import Sandbox
 
-EXAMPLES = 150  # per family: 300 cases in all, ~0.1 s each
+EXAMPLES = 150  # per family: 450 cases in all, ~0.1 s each
 
 # (family, seed) -> the known failure class (the name of its xfail test below); found on this
 # suite's own seeds, not yet fixed when the fuzzer was added (issue 17 items 1 and 3)
@@ -32,7 +32,7 @@ def sandbox():
         yield box
 
 
-@pytest.mark.parametrize("family", ["loader", "importers"])
+@pytest.mark.parametrize("family", ["loader", "importers", "workloads"])
 def test_mutated_inputs_exit_0_1_or_2_with_short_error_lines(sandbox, family):
     failures = []
 
@@ -65,6 +65,10 @@ def _known_class_holds(sandbox, name: str) -> None:
         pytest.param("loader", 128986641, id="unsupported-kind-10000-characters"),
         pytest.param("importers", 105, id="openb-unexpected-header"),
         pytest.param("importers", 15583, id="openb-unexpected-header-2"),
+        # workload kinds (issue 12): their longer object names and field paths
+        pytest.param("workloads", 40529, id="workload-kind-replaced-long-name"),
+        pytest.param("workloads", 2726, id="volcano-job-rfc1123-namespace"),
+        pytest.param("workloads", 2079, id="lws-long-quantity-at-a-deep-field"),
     ],
 )
 def test_fixed_classes_stay_fixed(sandbox, family, seed):

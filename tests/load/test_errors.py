@@ -123,7 +123,7 @@ CASES = [
     ),
     pytest.param(
         node_yaml().replace("metadata: {name: n1}", "metadata: {name: n1, annotations: {gangsim.dev/duration: 1h}}"),
-        "t.yaml:3: Node n1: metadata.annotations[gangsim.dev/duration]: Forbidden: gangsim.dev/duration is not read on Node (only on Job, Pod)",
+        "t.yaml:3: Node n1: metadata.annotations[gangsim.dev/duration]: Forbidden: gangsim.dev/duration is not read on Node (only on Job, Pod and the workload kinds (JobSet, LeaderWorkerSet, …))",
         id="annotation-on-wrong-kind",
     ),
     pytest.param(
