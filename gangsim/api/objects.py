@@ -81,6 +81,19 @@ class Toleration:
         return self.value == taint.value  # Equal (an empty key with Equal is rejected at load)
 
 
+def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def first_untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """``v1helper.FindMatchingUntoleratedTaint`` with ``DoNotScheduleTaintsFilterFunc``: the first
+    NoSchedule / NoExecute taint no toleration tolerates."""
+    for taint in taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not tolerated(taint, tolerations):
+            return taint
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class PreferredSchedulingTerm:
     weight: int
@@ -118,6 +131,28 @@ class Affinity:
             or self.pod_anti_affinity_required
             or self.pod_anti_affinity_preferred
         )
+
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    """``v1.TopologySpreadConstraint``, defaulted as the scheduler reads it (``common.go``
+    ``filterTopologySpreadConstraints``): minDomains nil is 1, nodeAffinityPolicy Honor,
+    nodeTaintsPolicy Ignore. A nil ``labelSelector`` selects no pod."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    label_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +196,7 @@ class PodSpec:
     node_selector: dict[str, str] = field(default_factory=dict)
     affinity: Affinity | None = None
     tolerations: tuple[Toleration, ...] = ()
+    topology_spread: tuple[TopologySpreadConstraint, ...] = ()
     priority_class_name: str = ""
     priority: int = 0
     preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
@@ -340,6 +376,7 @@ __all__ = [
     "Source",
     "Taint",
     "Toleration",
+    "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "Workload",
 ]

@@ -57,9 +57,10 @@ def pod_static_key(pod: Pod) -> tuple:
 
 def pod_signature(pod: Pod, demand: np.ndarray) -> tuple:
     """KEP-5598 signature: pods with equal signatures get equal Filter/Score results.
-    Pods with pod (anti-)affinity are unsignable (empty tuple)."""
+    Pods with pod (anti-)affinity or topology spread constraints are unsignable (empty tuple):
+    their Filter codes depend on the pods of other nodes."""
     s = pod.spec
-    if s.affinity is not None and s.affinity.has_pod_affinity:
+    if (s.affinity is not None and s.affinity.has_pod_affinity) or s.topology_spread:
         return ()
     return (pod_static_key(pod), demand.tobytes(), s.nonzero_milli_cpu, s.nonzero_memory, s.scheduler_name)
 
