@@ -92,6 +92,9 @@ class SchedulerConfig:
     # KEP-4671 behaviours not in the shipped code (SEMANTICS §8.5), off by default.
     partial_success: bool = False
     requeue_leftovers_with_old_timestamp: bool = False
+    # KEP-5732 feature gate TopologyAwareWorkloadScheduling (alpha, off by default as upstream):
+    # the PodGroup cycle runs once per candidate placement (policy variant ``gang+tas``)
+    topology_aware_workload_scheduling: bool = False
     # KEP-5598 opportunistic batching and gangsim's other shortcuts: never change a placement.
     opportunistic_batching: bool = True  # False: every FastPath switch off (the reference path)
     fast_path: FastPath = FastPath()

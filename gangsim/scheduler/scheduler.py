@@ -34,7 +34,7 @@ from gangsim.scheduler.framework.types import (
     ResourceIndex,
 )
 from gangsim.scheduler.plugins.registry import REGISTRY
-from gangsim.scheduler.profiles import Policy
+from gangsim.scheduler.profiles import PLACEMENT_SCORE_WEIGHTS, Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.scheduler.schedule_one import schedule_one
@@ -96,7 +96,8 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for profile in config.profiles:
             args = PluginArgs(profile, config, self.features)
-            self.frameworks[profile.scheduler_name] = Framework(policy.plugins(profile), profile.score_weights, args, self, REGISTRY, run_algorithm)
+            plugins = policy.plugins(profile, topology_aware=config.topology_aware_workload_scheduling)
+            self.frameworks[profile.scheduler_name] = Framework(plugins, profile.score_weights, args, self, REGISTRY, run_algorithm, PLACEMENT_SCORE_WEIGHTS)
         # queueing hints: which plugins registered for each event, over every profile
         self.hints: dict[ClusterEvent, frozenset[str]] = {}
         for fw in self.frameworks.values():
