@@ -172,12 +172,18 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class NodePool:
-    """gangsim's own kind: ``spec.count`` identical nodes named ``<pool>-<i>``."""
+    """gangsim's own kind: ``spec.count`` identical nodes named ``<pool>-<i>``. ``topology``
+    lays them out in a hierarchy: each ``(label key, n)`` gives every ``n`` consecutive nodes
+    one domain, labelled ``key=<last key segment>-<index>`` (``rack=8``: rack-0 for nodes 0–7)."""
 
     name: str
     count: int
     template: Node
     source: Source = NO_SOURCE
+    topology: tuple[tuple[str, int], ...] = ()
+
+    def domain_labels(self, index: int) -> dict[str, str]:
+        return {key: f"{key.rsplit('/', 1)[-1]}-{index // n}" for key, n in self.topology}
 
     def node_name(self, index: int) -> str:
         return f"{self.name}-{index}"
