@@ -76,7 +76,7 @@ class Cluster:
         self.jobs: dict[str, JobState] = {}
         self.pod_groups: dict[str, PodGroup] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
-        self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang)
+        self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang, domain_of=self._domain_of)
         self._uid = 0
         self._attempt_of: dict[str, int] = {}
         self.gpus_allocated = 0
@@ -393,7 +393,14 @@ class Cluster:
         self.pod_groups.pop(key, None)
         self.scheduler.on_podgroup_delete(key)
 
+    def _domain_of(self, node: str, key: str) -> str:
+        n = self.nodes.get(node)
+        return n.labels.get(key, "") if n is not None else ""
+
     def _configure_group_gang(self, g: Gang, pg: PodGroup) -> None:
+        g.topology_key = pg.policy.topology_keys[0] if pg.policy.topology_keys else ""
+        if g.record is not None:
+            g.record.topology_key = g.topology_key
         if pg.rendezvous_timeout_ms is not None:
             g.rendezvous_ms = pg.rendezvous_timeout_ms
         if g.record is not None:
