@@ -54,6 +54,8 @@ _GANG_ARGS = {
     "partialSuccess": "partial_success",
     "requeueLeftoversWithOldTimestamp": "requeue_leftovers_with_old_timestamp",
     "opportunisticBatching": "opportunistic_batching",
+    # the TopologyAwareWorkloadScheduling feature gate (KEP-5732; upstream a --feature-gates flag)
+    "topologyAwareWorkloadScheduling": "topology_aware_workload_scheduling",
 }
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SHARED = ROOT.parent / "shared" / "traces-data"
+# ../shared/traces-data from the repository root, or from a parent of it (a git worktree nested
+# deeper than the main checkout finds the same data)
+SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 BUNDLED = ["allreduce-bench", "deadlock", "disruption-all", "disruption-single", "greedy-limit", "mixed-day", "victims-in-vain"]
 GENERATED = sorted(p.name for p in (HERE / "traces").iterdir() if p.suffix in (".jsonl", ".yaml"))
 POLICIES = ["pod", "permit", "gang", "gang+no-batching"]
