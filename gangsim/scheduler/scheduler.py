@@ -10,6 +10,8 @@ hints (SEMANTICS §4.5): each event names the plugins that registered for it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Iterator
 
 import numpy as np
@@ -373,6 +375,10 @@ class Scheduler:
 
     def _set_group(self, key: str, group: PodGroup | None) -> PodGroupState:
         st = self._group_state(key)
+        if group is not None and group.policy.topology_keys and not self.config.topology_aware_workload_scheduling:
+            # the TopologyAwareWorkloadScheduling gate off: the API server drops
+            # spec.schedulingConstraints (dropDisabledFields), so the scheduler never sees it
+            group = replace(group, policy=replace(group.policy, topology_keys=()))
         st.group = group
         if st.entity is not None:
             st.entity.group = group

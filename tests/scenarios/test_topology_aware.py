@@ -124,3 +124,16 @@ def test_every_bound_gang_lies_in_one_domain(racks, gangs, cpu):
     for g, nodes in where.items():
         assert "unlabelled" not in nodes
         assert len({rack_of(n) for n in nodes}) == 1, (g, nodes)
+
+
+def test_gate_off_drops_the_constraint_and_groups_preempt_again():
+    """With the gate on a group with a topology constraint never preempts (``PodGroupPostFilter``:
+    ``pod group preemption: not supported with topology constraints``); with it off the API
+    server drops ``schedulingConstraints`` (dropDisabledFields), so the same group preempts."""
+    events = rack_nodes({"a": 2})
+    events += [create(make_pod(f"low-{i}", cpu=2, node_name=f"a-{i}")) for i in range(2)]
+    events += gang("pg", 2, cpu=2, at_s=1, priority=100)
+    on = run(make_trace(*events, config=TAS, horizon_s=60), "gang")
+    assert not on.victims and {m.rsplit(", ", 1)[-1] for _, _, m in events_of(on, "pg", "Unschedulable")} == {NOT_SUPPORTED}
+    off = run(make_trace(*events, config=NO_BACKOFF, horizon_s=60), "gang")
+    assert sorted(v.victim_pod for v in off.victims) == ["default/low-0", "default/low-1"]
