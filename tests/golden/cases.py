@@ -48,6 +48,9 @@ def cases() -> list[Case]:
     out.append(Case("greedy-limit/pod/binpack", ("traces/greedy-limit.yaml",), "pod", config="traces/configs/binpack-gpus.yaml"))
     for policy in ("pod", "gang"):
         out.append(Case(f"mixed-day/{policy}/seed7", ("traces/mixed-day.yaml",), policy, seed=7))
+    # KEP-5732: the same rack-constrained gangs without and with the TopologyAwareWorkloadScheduling gate
+    out.append(Case("rack-local/gang", ("traces/rack-local.yaml",), "gang"))
+    out.append(Case("rack-local/gang/tas", ("traces/rack-local.yaml",), "gang", config="traces/configs/tas.yaml"))
     for name in GENERATED:
         # congested traces livelock under pod/permit (rendezvous timeouts): cut them at 8 h
         horizon = "8h" if "congested" in name else None
