@@ -61,6 +61,10 @@ CASES = [
     Case("B1", "SchedulingBasic: 5,000 nodes, 10,000 pods", "pod", lambda: shapes.scheduling_basic(5000, 10_000), ">= 11,500 pods/s"),
     Case("B2", "gangs: 5,000 nodes, 3,000 gangs of 3", "gang", lambda: shapes.gang_shape(5000, 3000, 3), "<= 0.5 ms per PodGroup attempt"),
     Case("B3", "1,000 gangs x 128 eight-GPU pods on 5,000 x 8-GPU nodes", "gang", lambda: shapes.gang_shape(5000, 1000, 128, gpus_per_node=8, gpus_per_pod=8), "<= 20 s"),
+    # B3 with KEP-5732 TAS: 40 blocks of 125 nodes; B3's 8-GPU pods would need 128 nodes, more
+    # than a block has, so pods take 4 GPUs (a gang fills 64 nodes of one block)
+    Case("B3-TAS", "1,000 gangs x 128 four-GPU pods on 5,000 x 8-GPU nodes in 40 blocks, gang+tas", "gang",
+         lambda: shapes.gang_shape(5000, 1000, 128, gpus_per_node=8, gpus_per_pod=4, blocks=40), "B3 for comparison"),
     Case("B4", "openb default, full replay incl. reports", "pod", _imported(f"openb:{DATA}/alibaba-gpu-v2023-openb") if DATA else None, "<= 5 s", load_in_timing=True),
     Case("B5", "RICC SWF (447,794 jobs), full replay", "gang", _imported(f"swf:{DATA}/pwa-ricc-2010/RICC-2010-2.swf.gz") if DATA else None, "<= 120 s, <= 2 GiB", load_in_timing=True),
     Case("P1", "gang preemption: 1,000 nodes of low gangs (single), 50 high gangs", "gang", lambda: shapes.preemption_shape(1000, mode="single"), "ms per preemption attempt"),
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             print(orjson.dumps(run_case(_case(args.one, args.b5_horizon), args.repeat)).decode())
         return
-    default = [c.key for c in CASES if c.key != "B5"]  # B5 (the full RICC log) only when asked for
+    default = [c.key for c in CASES if c.key not in ("B5", "B3-TAS")]  # B5 (the full RICC log) and B3-TAS only when asked for
     wanted = [k for k in (c.key for c in CASES) if k in args.cases] if args.cases else default
     b6 = not args.cases or "B6" in args.cases
     print(f"gangsim benchmarks on {os.cpu_count()} cores, Python {sys.version.split()[0]}, median of {args.repeat}, one process per case")

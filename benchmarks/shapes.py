@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from gangsim.api.config import SchedulerConfig
 from gangsim.api.objects import DEFAULT_MEMORY_REQUEST, Job, Node, Pod, PodGroup, PodGroupPolicy, PodSpec, PolicyKind, Source
 from gangsim.api.trace import Op, Trace, TraceEvent
 
@@ -32,17 +35,24 @@ def scheduling_basic(nodes: int = 5000, pods: int = 10_000) -> Trace:
     return t
 
 
-def gang_shape(nodes: int = 5000, gangs: int = 3000, size: int = 3, gpus_per_node: int = 0, gpus_per_pod: int = 0) -> Trace:
-    """scheduler_perf PodGroup shape: ``gangs`` gangs of ``size`` pods, one Job + PodGroup each."""
+def gang_shape(nodes: int = 5000, gangs: int = 3000, size: int = 3, gpus_per_node: int = 0, gpus_per_pod: int = 0, blocks: int = 0) -> Trace:
+    """scheduler_perf PodGroup shape: ``gangs`` gangs of ``size`` pods, one Job + PodGroup each.
+    ``blocks``: the nodes are split into that many ``block`` domains (consecutive nodes), every
+    PodGroup must fit in one block and the TopologyAwareWorkloadScheduling gate is on."""
     objs: list[tuple[int, str, object]] = [(0, "Node", _node(f"node-{i}", 96 if gpus_per_node else 4, 512 if gpus_per_node else 32, gpus_per_node)) for i in range(nodes)]
+    if blocks:
+        per_block = -(-nodes // blocks)
+        objs = [(at, kind, replace(n, labels={**n.labels, "block": f"block-{i // per_block}"})) for i, (at, kind, n) in enumerate(objs)]
     req = {"cpu": 100, "memory": 100 * 2**20}
     if gpus_per_pod:
         req = {"cpu": 1000, "memory": 8 * GI, "nvidia.com/gpu": gpus_per_pod}
     for g in range(gangs):
         name = f"gang-{g}"
         spec = PodSpec(requests=dict(req), nonzero_milli_cpu=req["cpu"], nonzero_memory=req.get("memory", DEFAULT_MEMORY_REQUEST), scheduling_group=name)
-        objs.append((0, "PodGroup", PodGroup("default", name, PodGroupPolicy(PolicyKind.GANG, size), source=SRC)))
+        objs.append((0, "PodGroup", PodGroup("default", name, PodGroupPolicy(PolicyKind.GANG, size, topology_keys=("block",) if blocks else ()), source=SRC)))
         objs.append((0, "Job", Job("default", name, size, spec, source=SRC)))
+    if blocks:
+        return Trace(f"gangs-{gangs}x{size}-{blocks}-blocks", _events(objs), config=SchedulerConfig(topology_aware_workload_scheduling=True))
     return Trace(f"gangs-{gangs}x{size}", _events(objs))
 
 

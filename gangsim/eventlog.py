@@ -114,6 +114,9 @@ class GangRecord:
     broken: int = 0
     broken_by_preemption: int = 0
     lost_gpu_ms: int = 0
+    topology_key: str = ""  # the PodGroup's schedulingConstraints.topology[0].key
+    domain: str = ""  # the one domain of that key its pods first ran in ("" if several or none)
+    domains: int | None = None  # how many domains its pods first ran in (None: no key or never ran)
 
 
 @dataclass(slots=True)

@@ -17,15 +17,16 @@ DEFAULT_SCORE_WEIGHTS: dict[str, int] = {
     "TaintToleration": 3,
     "NodeAffinity": 2,
     "NodeResourcesFit": 1,
+    "PodTopologySpread": 2,
     "InterPodAffinity": 2,
     "NodeResourcesBalancedAllocation": 1,
 }
 # Plugins gangsim knows by name but does not model, because traces carry nothing they act on:
-# PodTopologySpread (no spread constraints; system defaults need Services), ImageLocality (no
-# images on nodes), volume plugins (no volumes), NodePorts (host ports are rejected at load).
+# ImageLocality (no images on nodes), volume plugins (no volumes), NodePorts (host ports are
+# rejected at load). PodTopologySpread is modelled for the pods' own constraints; its cluster-level
+# default constraints select pods through Services and controllers gangsim has none of.
 KNOWN_UNMODELLED_PLUGINS = frozenset(
     {
-        "PodTopologySpread",
         "ImageLocality",
         "NodePorts",
         "VolumeRestrictions",
@@ -38,7 +39,7 @@ KNOWN_UNMODELLED_PLUGINS = frozenset(
         "DefaultBinder",
     }
 )
-FILTER_PLUGINS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity")
+FILTER_PLUGINS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
 ALL_PLUGINS = frozenset(FILTER_PLUGINS) | frozenset(DEFAULT_SCORE_WEIGHTS) | {"DefaultPreemption", "GangScheduling"}
 
 
@@ -91,6 +92,9 @@ class SchedulerConfig:
     # KEP-4671 behaviours not in the shipped code (SEMANTICS §8.5), off by default.
     partial_success: bool = False
     requeue_leftovers_with_old_timestamp: bool = False
+    # KEP-5732 feature gate TopologyAwareWorkloadScheduling (alpha, off by default as upstream):
+    # the PodGroup cycle runs once per candidate placement (policy variant ``gang+tas``)
+    topology_aware_workload_scheduling: bool = False
     # KEP-5598 opportunistic batching and gangsim's other shortcuts: never change a placement.
     opportunistic_batching: bool = True  # False: every FastPath switch off (the reference path)
     fast_path: FastPath = FastPath()

@@ -81,6 +81,19 @@ class Toleration:
         return self.value == taint.value  # Equal (an empty key with Equal is rejected at load)
 
 
+def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def first_untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """``v1helper.FindMatchingUntoleratedTaint`` with ``DoNotScheduleTaintsFilterFunc``: the first
+    NoSchedule / NoExecute taint no toleration tolerates."""
+    for taint in taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not tolerated(taint, tolerations):
+            return taint
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class PreferredSchedulingTerm:
     weight: int
@@ -120,6 +133,28 @@ class Affinity:
         )
 
 
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    """``v1.TopologySpreadConstraint``, defaulted as the scheduler reads it (``common.go``
+    ``filterTopologySpreadConstraints``): minDomains nil is 1, nodeAffinityPolicy Honor,
+    nodeTaintsPolicy Ignore. A nil ``labelSelector`` selects no pod."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    label_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     name: str
@@ -137,12 +172,18 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class NodePool:
-    """gangsim's own kind: ``spec.count`` identical nodes named ``<pool>-<i>``."""
+    """gangsim's own kind: ``spec.count`` identical nodes named ``<pool>-<i>``. ``topology``
+    lays them out in a hierarchy: each ``(label key, n)`` gives every ``n`` consecutive nodes
+    one domain, labelled ``key=<last key segment>-<index>`` (``rack=8``: rack-0 for nodes 0–7)."""
 
     name: str
     count: int
     template: Node
     source: Source = NO_SOURCE
+    topology: tuple[tuple[str, int], ...] = ()
+
+    def domain_labels(self, index: int) -> dict[str, str]:
+        return {key: f"{key.rsplit('/', 1)[-1]}-{index // n}" for key, n in self.topology}
 
     def node_name(self, index: int) -> str:
         return f"{self.name}-{index}"
@@ -161,6 +202,7 @@ class PodSpec:
     node_selector: dict[str, str] = field(default_factory=dict)
     affinity: Affinity | None = None
     tolerations: tuple[Toleration, ...] = ()
+    topology_spread: tuple[TopologySpreadConstraint, ...] = ()
     priority_class_name: str = ""
     priority: int = 0
     preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
@@ -404,6 +446,7 @@ __all__ = [
     "Source",
     "Taint",
     "Toleration",
+    "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "Workload",
 ]

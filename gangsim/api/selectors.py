@@ -89,3 +89,15 @@ def _parses(term: NodeSelectorTerm) -> bool:
 def node_selector_matches(terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], node_name: str) -> bool:
     """Terms are ORed."""
     return any(t.matches(labels, node_name) for t in terms)
+
+
+def node_matches_pod(spec, labels: Mapping[str, str], node_name: str) -> bool:  # noqa: ANN001 - api.PodSpec
+    """``nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`` (component-helpers): the pod's
+    ``nodeSelector`` and required node affinity terms."""
+    for k, v in spec.node_selector.items():
+        if labels.get(k) != v:
+            return False
+    aff = spec.affinity
+    if aff is not None and aff.node_required is not None:
+        return node_selector_matches(aff.node_required, labels, node_name)
+    return True

@@ -192,6 +192,8 @@ def register(app: typer.Typer) -> None:
         node_failures: Annotated[int | None, typer.Option("--node-failures", min=0, help="Nodes of the first pool that fail at random times.")] = None,
         gangs: Annotated[bool | None, typer.Option("--gangs/--no-gangs", help="Multi-pod jobs get a PodGroup with gang minCount = pods.")] = None,
         namespace: Annotated[str | None, typer.Option("--namespace", help="Namespace of the jobs.")] = None,
+        topology: Annotated[str | None, typer.Option("--topology", help="Lay every pool's nodes out in a hierarchy, outermost first: KEY=NODES,…, e.g. block=32,rack=8 (every 8 nodes one rack=rack-<i> label).")] = None,
+        gang_topology: Annotated[str | None, typer.Option("--gang-topology", help="Multi-pod gangs must fit in one domain of this node label (PodGroup schedulingConstraints.topology), e.g. rack.")] = None,
         fmt: Annotated[TraceFormat | None, typer.Option("--format", "-f", case_sensitive=False, help="yaml (default) or jsonl (default for -o *.jsonl).")] = None,
         out: Annotated[Path | None, typer.Option("--output", "-o", help="Write the trace here (default: stdout).")] = None,
         list_presets: Annotated[bool, typer.Option("--list-presets", help="List the presets and exit.")] = False,
@@ -246,7 +248,12 @@ def register(app: typer.Typer) -> None:
             changes["gang_policy"] = gangs
         if namespace is not None:
             changes["namespace"] = namespace
+        if gang_topology is not None:
+            changes["gang_topology_key"] = gang_topology
         spec = replace(spec, **changes)
+        if topology is not None:
+            levels = _topology(topology)
+            spec = replace(spec, pools=tuple(replace(p, topology=levels) for p in spec.pools))
         _check_spec(spec)
         chosen = fmt if fmt is not None else (TraceFormat.jsonl if out is not None and out.suffix.lower() in (".jsonl", ".ndjson") else TraceFormat.yaml)
         writer = gen.write_jsonl if chosen is TraceFormat.jsonl else gen.write_yaml
@@ -285,6 +292,17 @@ def _pool(text: str):
         except ValueError:
             raise UsageError(f"--pool: Invalid value: {item!r}: {key} must be an integer{' (Gi)' if key == 'memory' else ''}") from None
     return PoolSpec(m["name"], int(m["count"]), cpu=cpu, memory_gi=memory_gi, gpus=int(m["gpus"]), labels=tuple(labels))
+
+
+def _topology(text: str) -> tuple[tuple[str, int], ...]:
+    """``--topology block=32,rack=8`` → ((block, 32), (rack, 8)); the loader checks the keys."""
+    out = []
+    for item in text.split(","):
+        key, sep, value = item.strip().partition("=")
+        if not sep or not key or not value.isdigit() or int(value) < 1:
+            raise UsageError(f"--topology: Invalid value: {item!r} in {text!r}: expected KEY=NODES with NODES >= 1, e.g. block=32,rack=8")
+        out.append((key, int(value)))
+    return tuple(out)
 
 
 def _weights(text: str, option: str, lo: int = 1) -> tuple[tuple[int, float], ...]:

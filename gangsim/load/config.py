@@ -54,6 +54,8 @@ _GANG_ARGS = {
     "partialSuccess": "partial_success",
     "requeueLeftoversWithOldTimestamp": "requeue_leftovers_with_old_timestamp",
     "opportunisticBatching": "opportunistic_batching",
+    # the TopologyAwareWorkloadScheduling feature gate (KEP-5732; upstream a --feature-gates flag)
+    "topologyAwareWorkloadScheduling": "topology_aware_workload_scheduling",
 }
 
 
@@ -219,7 +221,14 @@ class _Decoder:
                     raise args.error(key, invalid(args.fp(key), args.raw(key), "GangScheduling args must agree across profiles: gangsim models one GangScheduling configuration"))
                 self.gang[attr] = value
             return {}
-        if name == "NodeAffinity":
+        if name == "PodTopologySpread":
+            # defaultConstraints (and defaultingType: System's) apply only to pods that Services,
+            # ReplicaSets or StatefulSets select (``buildDefaultConstraints``): gangsim has none, so
+            # they never apply; accepted and checked for shape only
+            args.check_keys(_ARGS_HEADER | {"defaultConstraints", "defaultingType"})
+            args.enum("defaultingType", ("System", "List"), "System")
+            list(args.objs("defaultConstraints"))
+        elif name == "NodeAffinity":
             args.check_keys(_ARGS_HEADER, {"addedAffinity": "gangsim does not model NodeAffinity addedAffinity"})
         elif name in ALL_PLUGINS:
             args.check_keys(_ARGS_HEADER)

@@ -17,7 +17,7 @@ from gangsim.api.quantity import PODS
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.controllers.registry import CONTROLLERS, Context
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
-from gangsim.load.fields import Obj, Shown
+from gangsim.load.fields import Obj, Shown, check_qualified, duplicate
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
 from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
 from gangsim.load.meta import GANGSIM_PREFIX, JOB_NAME_MAX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, controller_job, decode_meta, gangsim_annotations, raw_ref
@@ -164,7 +164,7 @@ class Decoder:
     def _node_pool(self, doc: Obj, meta: Meta, source: Source) -> NodePool:
         doc.check_keys(_TOP)
         spec = doc.obj("spec", req=True)
-        spec.check_keys({"count", "template"})
+        spec.check_keys({"count", "template", "topology"})
         if spec.raw("count") is None:
             raise spec.error("count", required(spec.fp("count")))
         count = _count(spec, "count", MAX_NODES_PER_POOL)
@@ -180,7 +180,7 @@ class Decoder:
                     ann = tmeta.obj("annotations")
                     raise ann.error(key, forbidden(f"{ann.path}[{key}]", f"{key} is not read on a NodePool's template: set it on the NodePool"))
         node = self._node_body(template.obj("spec"), template.obj("status"), template, meta.name, labels, source)
-        return NodePool(meta.name, count, node, source)
+        return NodePool(meta.name, count, node, source, _pool_topology(spec, labels))
 
     # --- workloads -----------------------------------------------------------------------------
 
@@ -327,3 +327,18 @@ def _int_or_percent(o: Obj, key: str) -> int | str | None:
             raise o.error(key, invalid(o.fp(key), value, "must not be greater than 100%"))
         return value
     return o.int(key, lo=0)
+
+
+def _pool_topology(spec: Obj, labels: dict[str, str]) -> tuple[tuple[str, int], ...]:
+    """``spec.topology: [{key: block, nodes: 32}, {key: rack, nodes: 8}]`` (outermost first):
+    qualified label keys, not in the template's labels nor repeated, ``nodes`` ≥ 1."""
+    out: list[tuple[str, int]] = []
+    for level in spec.objs("topology"):
+        level.check_keys({"key", "nodes"})
+        key = check_qualified(level, "key")
+        if key in labels or key in dict(out):
+            raise level.error("key", duplicate(level.fp("key"), key, "must not repeat a label of the template or another level"))
+        if level.raw("nodes") is None:
+            raise level.error("nodes", required(level.fp("nodes")))
+        out.append((key, _count(level, "nodes", MAX_NODES_PER_POOL) or 1))
+    return tuple(out)

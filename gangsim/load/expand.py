@@ -67,15 +67,17 @@ def pool_node(pool: NodePool, index: int) -> Node:
     """Node ``<pool>-<index>`` of a pool: the template with its own hostname label."""
     name = pool.node_name(index)
     labels = dict(pool.template.labels)
+    labels.update(pool.domain_labels(index))
     labels[HOSTNAME_LABEL] = name
     return replace(pool.template, name=name, labels=labels, pool=pool.name, source=pool.source)
 
 
-def pool_node_raw(pool_raw: Mapping, name: str) -> dict:
+def pool_node_raw(pool_raw: Mapping, name: str, domains: Mapping[str, str] | None = None) -> dict:
     """The raw Node document a pool node stands for (what a later Node patch merges into)."""
     template = pool_raw.get("spec", {}).get("template") or {}
     meta = template.get("metadata") or {}
     labels = dict(meta.get("labels") or {})
+    labels.update(domains or {})
     labels[HOSTNAME_LABEL] = name
     raw: dict = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
     for key in ("spec", "status"):

@@ -27,6 +27,7 @@ class PoolSpec:
     memory_gi: int = 1024
     gpus: int = 8
     labels: tuple[tuple[str, str], ...] = ()
+    topology: tuple[tuple[str, int], ...] = ()  # NodePool spec.topology: (label key, nodes per domain), outermost first
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,8 @@ class GeneratorSpec:
     gang_policy: bool = True  # multi-pod jobs get a PodGroup with gang.minCount = pods
     grace_s: int = 30
     namespace: str = "ml"
+    # KEP-5732: multi-pod gangs get schedulingConstraints.topology [{key}] (needs the PodGroup)
+    gang_topology_key: str = ""
     extra: dict = field(default_factory=dict)
 
 
@@ -71,7 +74,10 @@ def generate(spec: GeneratorSpec) -> Iterator[dict]:
         tmpl: dict = {"status": {"allocatable": alloc}}
         if pool.labels:
             tmpl["metadata"] = {"labels": dict(pool.labels)}
-        yield {"apiVersion": "gangsim.dev/v1alpha1", "kind": "NodePool", "metadata": {"name": pool.name}, "spec": {"count": pool.count, "template": tmpl}}
+        pool_spec: dict = {"count": pool.count, "template": tmpl}
+        if pool.topology:
+            pool_spec["topology"] = [{"key": key, "nodes": n} for key, n in pool.topology]
+        yield {"apiVersion": "gangsim.dev/v1alpha1", "kind": "NodePool", "metadata": {"name": pool.name}, "spec": pool_spec}
     horizon_ms = int(spec.hours * 3_600_000)
     # node failures: whole nodes of the first pool fail at uniform times (remove-at on a patch
     # would be immutable, so failures are Trace delete events)
@@ -115,12 +121,15 @@ def generate(spec: GeneratorSpec) -> Iterator[dict]:
         }
         if spec.gang_policy and size > 1:
             pod_spec["schedulingGroup"] = {"podGroupName": name}
-            yield {
+            group: dict = {
                 "apiVersion": "scheduling.k8s.io/v1beta1",
                 "kind": "PodGroup",
                 "metadata": {"name": name, "namespace": spec.namespace, "annotations": {"gangsim.dev/arrival": format_duration_ms(at_ms)}},
                 "spec": {"schedulingPolicy": {"gang": {"minCount": size}}, "priorityClassName": prio_name},
             }
+            if spec.gang_topology_key:
+                group["spec"]["schedulingConstraints"] = {"topology": [{"key": spec.gang_topology_key}]}
+            yield group
         yield {
             "apiVersion": "batch/v1",
             "kind": "Job",

@@ -15,12 +15,12 @@ from gangsim.load.fields import Obj, check_name, check_qualified, duplicate, fai
 from gangsim.load.limits import MAX_INT64, check_quantity_int64
 from gangsim.load.meta import CHECKPOINT_INTERVAL, DURATION, RENDEZVOUS_TIMEOUT
 from gangsim.load.priority import Priorities
-from gangsim.load.selectors import affinity, tolerations
+from gangsim.load.selectors import affinity, tolerations, topology_spread
 
 _MODELLED = {
     "containers", "initContainers", "overhead", "nodeSelector", "affinity", "tolerations", "priorityClassName",
     "priority", "preemptionPolicy", "schedulerName", "nodeName", "schedulingGroup", "schedulingGates",
-    "terminationGracePeriodSeconds", "volumes",
+    "terminationGracePeriodSeconds", "volumes", "topologySpreadConstraints",
 }  # fmt: skip
 _HARMLESS = {
     "restartPolicy", "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "securityContext",
@@ -29,7 +29,6 @@ _HARMLESS = {
     "setHostnameAsFQDN", "os", "hostUsers", "ephemeralContainers",
 }  # fmt: skip
 _UNMODELLED = {
-    "topologySpreadConstraints": "gangsim does not model topology spread constraints",
     "resourceClaims": "gangsim does not model dynamic resource allocation (resource claims)",
     "runtimeClassName": "gangsim does not model RuntimeClasses: give the pod overhead explicitly in spec.overhead",
     "hostNetwork": "gangsim does not model host networking (host ports)",
@@ -138,6 +137,7 @@ def decode_pod_spec(spec: Obj, *, labels: dict[str, str], times: dict[str, int],
         node_selector=spec.labels("nodeSelector"),
         affinity=affinity(spec.obj("affinity")),
         tolerations=tolerations(spec),
+        topology_spread=topology_spread(spec),
         priority_class_name=class_name,
         priority=priority or 0,
         preemption_policy=priorities.preemption_policy(spec, pc),

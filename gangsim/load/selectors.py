@@ -4,15 +4,20 @@ validation messages (``pkg/apis/core/validation``, ``apimachinery/.../validation
 from __future__ import annotations
 
 from gangsim.api.objects import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    IGNORE,
+    SCHEDULE_ANYWAY,
     Affinity,
     PodAffinityTerm,
     PreferredSchedulingTerm,
     Taint,
     Toleration,
+    TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
 from gangsim.api.selectors import LabelSelector, NodeSelectorTerm, Requirement
-from gangsim.errors import forbidden, invalid, required
+from gangsim.errors import FieldError, forbidden, invalid, required
 from gangsim.load.fields import Obj, check_qualified, not_supported
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -173,3 +178,51 @@ def taints(spec: Obj) -> tuple[Taint, ...]:
         out.append(Taint(key, value, effect))
     return tuple(out)
 
+
+
+_NOT_POSITIVE = "must be greater than zero"  # validation.go isNotPositiveErrorMsg
+SPREAD_ACTIONS = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+INCLUSION_POLICIES = (HONOR, IGNORE)
+
+
+def topology_spread(spec: Obj) -> tuple[TopologySpreadConstraint, ...]:
+    """``spec.topologySpreadConstraints`` with ``validateTopologySpreadConstraints``'s rules and
+    messages (``pkg/apis/core/validation/validation.go``): maxSkew > 0, topologyKey required and
+    qualified, whenUnsatisfiable and the node inclusion policies from their enums, one constraint
+    per {topologyKey, whenUnsatisfiable}, minDomains > 0 and only with DoNotSchedule,
+    matchLabelKeys only with a labelSelector and not naming one of its keys."""
+    out: list[TopologySpreadConstraint] = []
+    seen: set[tuple[str, str]] = set()
+    for c in spec.objs("topologySpreadConstraints"):
+        c.check_keys({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "matchLabelKeys", "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy"})
+        max_skew = c.int("maxSkew", 0)
+        if max_skew is None or max_skew <= 0:
+            raise c.error("maxSkew", invalid(c.fp("maxSkew"), max_skew, _NOT_POSITIVE))
+        if not c.raw("topologyKey"):
+            raise c.error("topologyKey", required(c.fp("topologyKey"), "can not be empty"))
+        key = check_qualified(c, "topologyKey")
+        action = c.str("whenUnsatisfiable")
+        if action not in SPREAD_ACTIONS:
+            raise c.error("whenUnsatisfiable", not_supported(c.fp("whenUnsatisfiable"), action, SPREAD_ACTIONS))
+        if (key, action) in seen:
+            # field.Duplicate(path, "{key, action}"): rendered with the value quoted, no detail
+            raise c.error("topologyKey", FieldError(c.fp("{topologyKey, whenUnsatisfiable}"), f'"{{{key}, {action}}}"', "Duplicate value"))
+        seen.add((key, action))
+        min_domains = c.int("minDomains")
+        if min_domains is not None:
+            if min_domains <= 0:
+                raise c.error("minDomains", invalid(c.fp("minDomains"), min_domains, _NOT_POSITIVE))
+            if action != DO_NOT_SCHEDULE:
+                raise c.error("minDomains", invalid(c.fp("minDomains"), min_domains, f"can only use minDomains if whenUnsatisfiable={DO_NOT_SCHEDULE}, not {action}"))
+        policies = [c.enum(name, INCLUSION_POLICIES, default) for name, default in (("nodeAffinityPolicy", HONOR), ("nodeTaintsPolicy", IGNORE))]
+        selector = label_selector(c.obj("labelSelector"))
+        keys = c.strings("matchLabelKeys")
+        if keys and selector is None:
+            raise c.error("matchLabelKeys", forbidden(c.fp("matchLabelKeys"), "must not be specified when labelSelector is not set"))
+        if selector is not None:
+            in_selector = {k for k, _ in selector.match_labels} | {r.key for r in selector.match_expressions}
+            for i, k in enumerate(keys):
+                if k in in_selector:
+                    raise c.error("matchLabelKeys", invalid(f"{c.fp('matchLabelKeys')}[{i}]", k, "exists in both matchLabelKeys and labelSelector"))
+        out.append(TopologySpreadConstraint(max_skew, key, action, selector, keys, min_domains or 1, policies[0], policies[1]))
+    return tuple(out)

@@ -306,7 +306,7 @@ class Replay:
     def _pool_nodes(self, ev: RawEvent, pool: NodePool, pool_raw: dict, indexes: range) -> None:
         for i in indexes:
             node = pool_node(pool, i)
-            self._add(ev, ("Node", "", node.name), pool_node_raw(pool_raw, node.name), node)
+            self._add(ev, ("Node", "", node.name), pool_node_raw(pool_raw, node.name, pool.domain_labels(i)), node)
             self.emit(ev, Op.CREATE, "Node", "", node.name, node, ev.order + (i,))
 
     def _expand(self, ev: RawEvent, expansion: Expansion) -> None:
@@ -356,13 +356,13 @@ class Replay:
         def shape(n: Node) -> tuple:
             return (n.labels, n.allocatable, n.taints, n.unschedulable)
 
-        changed = shape(old.template) != shape(new.template)
+        changed = shape(old.template) != shape(new.template) or old.topology != new.topology
         for i in range(min(old.count, new.count)):
             key = ("Node", "", new.node_name(i))
             entry = self.alive.get(key)
             if changed and entry is not None and getattr(entry.obj, "pool", None) == new.name:
                 node = pool_node(new, i)
-                self.alive[key] = _Entry(pool_node_raw(new_raw, node.name), node, entry.incarnation)
+                self.alive[key] = _Entry(pool_node_raw(new_raw, node.name, new.domain_labels(i)), node, entry.incarnation)
                 self.emit(ev, Op.PATCH, "Node", "", node.name, node, ev.order + (i,))
         self._pool_nodes(ev, new, new_raw, range(old.count, new.count))
         for i in range(new.count, old.count):

@@ -69,6 +69,9 @@ GANGS_SCHEMA = pl.Schema(
         "broken_by_preemption": pl.Int64,
         "lost_gpu_s": pl.Float64,
         "waiting_reason": pl.String,
+        "topology_key": pl.String,
+        "domain": pl.String,
+        "domains": pl.Int64,
     }
 )
 
@@ -177,6 +180,9 @@ def gangs_table(log: EventLog) -> pl.DataFrame:
         "broken_by_preemption": lambda g: g.broken_by_preemption,
         "lost_gpu_s": lambda g: g.lost_gpu_ms / 1000,
         "waiting_reason": lambda g: why.get(g.gang, ""),
+        "topology_key": lambda g: g.topology_key,
+        "domain": lambda g: g.domain,
+        "domains": lambda g: g.domains,
     }
     frame = pl.DataFrame(_columns(log.gangs, getters), schema=GANGS_SCHEMA)
     return frame.sort(["submitted_s", "gang"], maintain_order=True)

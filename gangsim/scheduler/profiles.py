@@ -22,12 +22,21 @@ from gangsim.scheduler.plugins import names as n
 DEFAULT_PLUGINS: dict[str, tuple[str, ...]] = {
     "queueSort": (n.PRIORITY_SORT,),
     "preEnqueue": (n.SCHEDULING_GATES,),
-    "preFilter": (n.INTER_POD_AFFINITY,),
-    "filter": (n.NODE_UNSCHEDULABLE, n.NODE_NAME, n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.INTER_POD_AFFINITY),
+    "preFilter": (n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY),
+    "filter": (n.NODE_UNSCHEDULABLE, n.NODE_NAME, n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY),
     "postFilter": (n.DEFAULT_PREEMPTION,),
-    "preScore": (n.NODE_RESOURCES_BALANCED_ALLOCATION,),
-    "score": (n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.INTER_POD_AFFINITY, n.NODE_RESOURCES_BALANCED_ALLOCATION),
+    "preScore": (n.POD_TOPOLOGY_SPREAD, n.NODE_RESOURCES_BALANCED_ALLOCATION),
+    "score": (n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY, n.NODE_RESOURCES_BALANCED_ALLOCATION),
 }
+
+
+# TopologyAwareWorkloadScheduling (KEP-5732, SEMANTICS §2.1/§8.8): the placement plugins a profile
+# gains when the gate is on with the PodGroup cycle, and their placementScore weights
+TAS_PLUGINS: dict[str, tuple[str, ...]] = {
+    "placementGenerate": (n.TOPOLOGY_PLACEMENT_GENERATOR,),
+    "placementScore": (n.POD_GROUP_PODS_COUNT, n.NODE_RESOURCES_FIT),
+}
+PLACEMENT_SCORE_WEIGHTS: dict[str, int] = {n.POD_GROUP_PODS_COUNT: 1, n.NODE_RESOURCES_FIT: 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +45,16 @@ class Policy:
     features: Features = Features()
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)  # plugins added per extension point
 
-    def plugins(self, profile: Profile) -> dict[str, tuple[str, ...]]:
+    def plugins(self, profile: Profile, *, topology_aware: bool = False) -> dict[str, tuple[str, ...]]:
         """Plugin names per extension point for one user profile: score plugins in the profile's
         weight order with weight > 0; disabled Filter plugins and a disabled DefaultPreemption
-        dropped everywhere they appear."""
+        dropped everywhere they appear; the placement plugins with ``topology_aware`` (the
+        TopologyAwareWorkloadScheduling gate; only with the PodGroup cycle)."""
         out = {point: tuple(names) for point, names in DEFAULT_PLUGINS.items()}
-        for point, names in self.extra.items():
+        extra = dict(self.extra)
+        if topology_aware and self.features.workload_scheduling_cycle:
+            extra.update(TAS_PLUGINS)
+        for point, names in extra.items():
             out[point] = out.get(point, ()) + names
         off = set(profile.disabled_filters)
         if not profile.preemption_enabled:

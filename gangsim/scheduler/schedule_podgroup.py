@@ -19,6 +19,7 @@ from gangsim.scheduler.fastpath import doomed
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
+from gangsim.scheduler.schedule_placement import run_placement_algorithm
 from gangsim.scheduler.framework.types import (
     NO_NODE,
     Condition,
@@ -79,13 +80,9 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     return ""
 
 
-def final_status(status: Status | None, placed_any: bool) -> Status | None:
-    """The cycle's verdict once the pass is over: Wait is Unschedulable, nothing placed is too."""
-    if status is None:
-        if not placed_any:
-            return Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
-        return None
-    if status.code == Code.WAIT:
+def wait_as_unschedulable(status: Status | None) -> Status | None:
+    """``podGroupPotentiallyFeasible``: a Wait left at the end of the pass is Unschedulable."""
+    if status is not None and status.code == Code.WAIT:
         return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
     return status
 
@@ -115,17 +112,31 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
 
 
 def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
-    """§8.3 on the live cache as the cycle's snapshot; tentative placements are reverted."""
+    """``RunRootSchedulingAlgorithm``: the placement loop when the profile has placement plugins
+    (TopologyAwareWorkloadScheduling), else the default pass; a success that placed no pod is
+    Unschedulable "no pods were schedulable"."""
+    if fw.placement_generate_plugins:
+        result = run_placement_algorithm(fw, st, pods, default_pass)
+    else:
+        result = default_pass(fw, st, pods)
+    if result.status is None and not result.placed:
+        result.status = Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
+    return result
+
+
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+    """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
+    over the nodes of ``fw.placement`` when one is set; tentative placements are reverted."""
     scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
     result = GroupResult(status)
     if status is not None and status.code == Code.UNSCHEDULABLE:
         return result
-    if fw.fast_path.doomed_pass:  # fast path: a doomed single-shape pass decided from counts
+    if fw.fast_path.doomed_pass and fw.placement is None:  # fast path: a doomed single-shape pass decided from counts
         plan = doomed.plan(fw, pods, st.min_count, scheduled0)
         if plan is not None:
-            verdict = final_status(fw.run_placement_feasible(st, scheduled0 + plan.placed, len(pods) - plan.evaluated), plan.placed > 0)
-            if verdict is not None:
+            verdict = wait_as_unschedulable(fw.run_placement_feasible(st, scheduled0 + plan.placed, len(pods) - plan.evaluated))
+            if verdict is not None or plan.placed == 0:
                 fw.account_full_scans(plan.scans)
                 fw.doomed_passes += 1
                 result = GroupResult(verdict, evaluated=plan.evaluated)
@@ -165,7 +176,7 @@ def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Grou
     finally:
         for pod, _ in reversed(result.placed):
             snapshot.unassign(pod)
-    result.status = final_status(status, bool(result.placed))
+    result.status = wait_as_unschedulable(status)
     return result
 
 

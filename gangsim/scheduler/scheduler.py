@@ -10,6 +10,8 @@ hints (SEMANTICS §4.5): each event names the plugins that registered for it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Iterator
 
 import numpy as np
@@ -34,7 +36,7 @@ from gangsim.scheduler.framework.types import (
     ResourceIndex,
 )
 from gangsim.scheduler.plugins.registry import REGISTRY
-from gangsim.scheduler.profiles import Policy
+from gangsim.scheduler.profiles import PLACEMENT_SCORE_WEIGHTS, Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.scheduler.schedule_one import schedule_one
@@ -57,9 +59,10 @@ def pod_static_key(pod: Pod) -> tuple:
 
 def pod_signature(pod: Pod, demand: np.ndarray) -> tuple:
     """KEP-5598 signature: pods with equal signatures get equal Filter/Score results.
-    Pods with pod (anti-)affinity are unsignable (empty tuple)."""
+    Pods with pod (anti-)affinity or topology spread constraints are unsignable (empty tuple):
+    their Filter codes depend on the pods of other nodes."""
     s = pod.spec
-    if s.affinity is not None and s.affinity.has_pod_affinity:
+    if (s.affinity is not None and s.affinity.has_pod_affinity) or s.topology_spread:
         return ()
     return (pod_static_key(pod), demand.tobytes(), s.nonzero_milli_cpu, s.nonzero_memory, s.scheduler_name)
 
@@ -95,7 +98,8 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for profile in config.profiles:
             args = PluginArgs(profile, config, self.features)
-            self.frameworks[profile.scheduler_name] = Framework(policy.plugins(profile), profile.score_weights, args, self, REGISTRY, run_algorithm)
+            plugins = policy.plugins(profile, topology_aware=config.topology_aware_workload_scheduling)
+            self.frameworks[profile.scheduler_name] = Framework(plugins, profile.score_weights, args, self, REGISTRY, run_algorithm, PLACEMENT_SCORE_WEIGHTS)
         # queueing hints: which plugins registered for each event, over every profile
         self.hints: dict[ClusterEvent, frozenset[str]] = {}
         for fw in self.frameworks.values():
@@ -371,6 +375,10 @@ class Scheduler:
 
     def _set_group(self, key: str, group: PodGroup | None) -> PodGroupState:
         st = self._group_state(key)
+        if group is not None and group.policy.topology_keys and not self.config.topology_aware_workload_scheduling:
+            # the TopologyAwareWorkloadScheduling gate off: the API server drops
+            # spec.schedulingConstraints (dropDisabledFields), so the scheduler never sees it
+            group = replace(group, policy=replace(group.policy, topology_keys=()))
         st.group = group
         if st.entity is not None:
             st.entity.group = group

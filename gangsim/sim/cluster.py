@@ -68,7 +68,7 @@ class Cluster:
         self.by_uid: dict[int, SimPod] = {}
         self.pod_groups: dict[str, PodGroup] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
-        self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang)
+        self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang, domain_of=self._domain_of)
         self.job_controller = JobController(
             engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample, pod_running=lambda sp: sp.state == RUNNING
         )
@@ -352,7 +352,14 @@ class Cluster:
         self.pod_groups.pop(key, None)
         self.scheduler.on_podgroup_delete(key)
 
+    def _domain_of(self, node: str, key: str) -> str:
+        n = self.nodes.get(node)
+        return n.labels.get(key, "") if n is not None else ""
+
     def _configure_group_gang(self, g: Gang, pg: PodGroup) -> None:
+        g.topology_key = pg.policy.topology_keys[0] if pg.policy.topology_keys else ""
+        if g.record is not None:
+            g.record.topology_key = g.topology_key
         if pg.rendezvous_timeout_ms is not None:
             g.rendezvous_ms = pg.rendezvous_timeout_ms
         if g.record is not None:

@@ -44,6 +44,7 @@ class Gang:
     rendezvous: Timer | None = None
     finished: bool = False
     names: dict[str, int] = field(default_factory=dict)  # distinct pod name -> gpus
+    topology_key: str = ""  # its PodGroup's schedulingConstraints.topology[0].key
 
     def threshold(self) -> int:
         if self.min_count is not None:
@@ -68,6 +69,7 @@ class JobModel:
         on_busy_delta: Callable[[int], None],
         fail_pods: Callable[[list, str], None],
         complete_gang: Callable[["Gang"], None],
+        domain_of: Callable[[str, str], str] = lambda node, key: "",
     ) -> None:
         self.engine = engine
         self.log = log
@@ -75,6 +77,7 @@ class JobModel:
         self._busy_delta = on_busy_delta
         self._fail_pods = fail_pods
         self._complete_gang = complete_gang
+        self._domain_of = domain_of  # (node, label key) -> the node's value ("" without the label)
 
     # ---- membership --------------------------------------------------------------------------
     def gang(self, key: str, kind: str, *, submitted_ms: int, priority: int) -> Gang:
@@ -158,6 +161,10 @@ class JobModel:
         if g.record is not None:
             if g.record.started_ms is None:
                 g.record.started_ms = now
+                if g.topology_key:  # where the gang first ran, by its own topology key
+                    domains = {self._domain_of(p.record.node, g.topology_key) for p in g.running.values()}  # type: ignore[attr-defined]
+                    g.record.domains = len(domains)
+                    g.record.domain = domains.pop() if len(domains) == 1 else ""
                 self.log.event(now, g.kind, g.key, "", EventReason.GANG_STARTED, f"{len(g.running)} of {g.threshold()} pods running")
             g.record.state = GangState.RUNNING
         if g.duration_ms is not None:

@@ -42,6 +42,7 @@ def duration_option(value: object, where: str = "--horizon") -> int | None:
 VARIANTS: dict[str, dict[str, object]] = {
     "partial-success": {"partial_success": True},
     "old-timestamp": {"requeue_leftovers_with_old_timestamp": True},
+    "tas": {"topology_aware_workload_scheduling": True},  # KEP-5732 TopologyAwareWorkloadScheduling gate (gang only)
     "no-batching": {"opportunistic_batching": False},  # every speed shortcut off: the reference path
     "no-static-cache": {"fast_path.static_filter_cache": False},
     "no-signature-cache": {"fast_path.signature_cache": False},

@@ -21,7 +21,7 @@ CASES = {
     "wrong-api-version": ("apiVersion: v2\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n", "apiVersion"),
     "missing-name": ("apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {containers: [{name: c}]}\n", "metadata.name"),
     "typo-field": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelecter: {a: b}\n  containers: [{name: c}]\n", "nodeSelecter"),
-    "topology-spread": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n  containers: [{name: c}]\n", "topologySpreadConstraints"),
+    "topology-spread": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n  containers: [{name: c}]\n", "spec.topologySpreadConstraints[0].maxSkew"),
     "bad-duration": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {gangsim.dev/duration: forever}}\nspec: {containers: [{name: c}]}\n", "gangsim.dev/duration"),
     "unknown-priority-class": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: gold\n  containers: [{name: c}]\n", "priorityClassName"),
     "yaml-syntax": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p\n", "t.yaml:"),

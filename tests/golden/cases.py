@@ -20,7 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SHARED = ROOT.parent / "shared" / "traces-data"
+# ../shared/traces-data from the repository root, or from a parent of it (a git worktree nested
+# deeper than the main checkout finds the same data)
+SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 BUNDLED = ["allreduce-bench", "deadlock", "disruption-all", "disruption-single", "greedy-limit", "mixed-day", "victims-in-vain"]
 GENERATED = sorted(p.name for p in (HERE / "traces").iterdir() if p.suffix in (".jsonl", ".yaml"))
 POLICIES = ["pod", "permit", "gang", "gang+no-batching"]
@@ -46,6 +48,9 @@ def cases() -> list[Case]:
     out.append(Case("greedy-limit/pod/binpack", ("traces/greedy-limit.yaml",), "pod", config="traces/configs/binpack-gpus.yaml"))
     for policy in ("pod", "gang"):
         out.append(Case(f"mixed-day/{policy}/seed7", ("traces/mixed-day.yaml",), policy, seed=7))
+    # KEP-5732: the same rack-constrained gangs without and with the TopologyAwareWorkloadScheduling gate
+    out.append(Case("rack-local/gang", ("traces/rack-local.yaml",), "gang"))
+    out.append(Case("rack-local/gang/tas", ("traces/rack-local.yaml",), "gang", config="traces/configs/tas.yaml"))
     for name in GENERATED:
         # congested traces livelock under pod/permit (rendezvous timeouts): cut them at 8 h
         horizon = "8h" if "congested" in name else None

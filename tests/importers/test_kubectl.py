@@ -39,16 +39,18 @@ def test_objects_kept_in_order_and_stripped():
     assert objs[5] == {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer-0", "namespace": "ml", "labels": {"app": "trainer"}},
         "spec": {"priorityClassName": "batch", "priority": 100, "preemptionPolicy": "Never", "schedulerName": "default-scheduler", "nodeName": "node-a",
+                 "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "trainer"}}}],
                  "containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "4", "cpu": "16", "memory": "128Gi"}}}]},
     }  # fmt: skip
     assert objs[4]["spec"]["priorityClassName"] == "system-node-critical" and "priority" not in objs[4]["spec"]
-    # a pending pod: its unknown class is dropped (priority kept), its spread constraint too
+    # a pending pod: its unknown class is dropped (priority kept), host networking too; its spread constraint is kept
     assert objs[6]["spec"] == {
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], "priority": 100, "preemptionPolicy": "Never",
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "notebook"}}}],
         "containers": [{"name": "lab", "resources": {"requests": {"cpu": "4", "memory": "32Gi"}, "limits": {"nvidia.com/gpu": "4"}}}],
     }  # fmt: skip
     assert stats.counts == {"priority classes": 1, "nodes": 2, "GPUs": 16, "PodGroups": 1, "bound pods": 2, "pending pods": 4, "succeeded pods skipped": 1}
-    assert any("topology spread constraints of 1 pending pod (Pod research/notebook)" in n for n in stats.notes)
+    assert any("host networking of 1 pending pod (Pod research/notebook)" in n for n in stats.notes)
     assert any("PriorityClass interactive is not in the input" in n for n in stats.notes)
     assert any("skipped 1 Deployment object" in n for n in stats.notes)
 
@@ -57,11 +59,11 @@ def test_cli_warns_on_stderr_and_strict_fails(tmp_path):
     out = tmp_path / "c.jsonl"
     res = invoke("import", "kubectl", FIXTURE, "-o", str(out))
     assert res.exit_code == 0, res.output
-    assert "warning: dropped topology spread constraints of 1 pending pod (Pod research/notebook)" in res.stderr
+    assert "warning: dropped host networking of 1 pending pod (Pod research/notebook)" in res.stderr
     assert len(read_jsonl(out)) == 11
     res = invoke("import", "kubectl", FIXTURE, "--strict", "-o", str(tmp_path / "s.jsonl"))
     assert res.exit_code == 2
-    assert res.stderr.strip() == f"gangsim: error: {FIXTURE}:210: Pod research/notebook: spec.topologySpreadConstraints: Unsupported field: gangsim does not model topology spread constraints; without --strict it is dropped with a warning"
+    assert res.stderr.strip() == f"gangsim: error: {FIXTURE}:210: Pod research/notebook: spec.hostNetwork: Unsupported field: gangsim does not model host networking; without --strict it is dropped with a warning"
     assert not (tmp_path / "s.jsonl").exists()
 
 

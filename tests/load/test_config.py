@@ -109,7 +109,7 @@ def test_profiles(load):
     first, second = config.profiles
     assert first.scheduler_name == "default-scheduler"
     assert first.percentage_of_nodes_to_score == 50
-    assert first.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "InterPodAffinity": 2}
+    assert first.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "PodTopologySpread": 2, "InterPodAffinity": 2}
     assert first.disabled_filters == frozenset({"TaintToleration"})
     assert first.preemption_enabled is False
     assert first.scoring_strategy == ScoringStrategy(MOST_ALLOCATED, (("nvidia.com/gpu", 5), ("cpu", 1)))

@@ -95,10 +95,36 @@ CASES = [
         't.yaml:6: Pod default/p: spec.nodeSelecter: Unsupported field: unknown field "nodeSelecter"; did you mean "nodeSelector"?',
         id="unknown-spec-field",
     ),
+    # topologySpreadConstraints: validateTopologySpreadConstraints (pkg/apis/core/validation/validation.go)
     pytest.param(
-        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- maxSkew: 1"),
-        "t.yaml:7: Pod default/p: spec.topologySpreadConstraints: Unsupported field: gangsim does not model topology spread constraints",
-        id="topology-spread-unsupported",
+        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}"),
+        "t.yaml:8: Pod default/p: spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+        id="topology-spread-max-skew",
+    ),
+    pytest.param(
+        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- {maxSkew: 1, topologyKey: zone}"),
+        't.yaml:8: Pod default/p: spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "": supported values: "DoNotSchedule", "ScheduleAnyway"',
+        id="topology-spread-action",
+    ),
+    pytest.param(
+        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- {maxSkew: 1, whenUnsatisfiable: DoNotSchedule}"),
+        "t.yaml:8: Pod default/p: spec.topologySpreadConstraints[0].topologyKey: Required value: can not be empty",
+        id="topology-spread-key",
+    ),
+    pytest.param(
+        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, minDomains: 2}"),
+        "t.yaml:8: Pod default/p: spec.topologySpreadConstraints[0].minDomains: Invalid value: 2: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+        id="topology-spread-min-domains",
+    ),
+    pytest.param(
+        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKeys: [rev]}"),
+        "t.yaml:8: Pod default/p: spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set",
+        id="topology-spread-match-label-keys",
+    ),
+    pytest.param(
+        pod_yaml(spec="containers: [{name: c}]\ntopologySpreadConstraints:\n- {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Sometimes}"),
+        't.yaml:8: Pod default/p: spec.topologySpreadConstraints[0].nodeTaintsPolicy: Unsupported value: "Sometimes": supported values: "Honor", "Ignore"',
+        id="topology-spread-taints-policy",
     ),
     pytest.param(
         pod_yaml(spec="containers: [{name: c}]\nvolumes:\n- name: data\n  persistentVolumeClaim: {claimName: x}"),

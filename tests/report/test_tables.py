@@ -31,7 +31,7 @@ WANT_COLUMNS = {
         ("gang", S), ("kind", S), ("policy", S), ("pods", I), ("min_count", I), ("gpus", I),
         ("priority", I), ("submitted_s", F), ("started_s", F), ("finished_s", F), ("wait_s", F),
         ("restarts", I), ("preemptions", I), ("state", S), ("schedule_attempts", I), ("broken", I),
-        ("broken_by_preemption", I), ("lost_gpu_s", F), ("waiting_reason", S),
+        ("broken_by_preemption", I), ("lost_gpu_s", F), ("waiting_reason", S), ("topology_key", S), ("domain", S), ("domains", I),
     ],
     "pods": [
         ("pod", S), ("attempt", I), ("gang", S), ("namespace", S), ("node", S), ("gpus", I),
@@ -77,11 +77,11 @@ def test_gangs_rows_sorted_by_submission_then_name():
         {"gang": "ml/train-a", "kind": "Job", "policy": "gang", "pods": 2, "min_count": 2, "gpus": 8,
          "priority": 100, "submitted_s": 0.0, "started_s": 100.0, "finished_s": 300.0, "wait_s": 100.0,
          "restarts": 0, "preemptions": 0, "state": "Completed", "schedule_attempts": 1, "broken": 0,
-         "broken_by_preemption": 0, "lost_gpu_s": 0.0, "waiting_reason": ""},
+         "broken_by_preemption": 0, "lost_gpu_s": 0.0, "waiting_reason": "", "topology_key": "", "domain": "", "domains": None},
         {"gang": "ml/train-b", "kind": "PodGroup", "policy": "gang", "pods": 2, "min_count": 2, "gpus": 8,
          "priority": 10, "submitted_s": 0.0, "started_s": 250.0, "finished_s": None, "wait_s": 250.0,
          "restarts": 1, "preemptions": 1, "state": "Stalled", "schedule_attempts": 4, "broken": 1,
-         "broken_by_preemption": 1, "lost_gpu_s": 400.0, "waiting_reason": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."},
+         "broken_by_preemption": 1, "lost_gpu_s": 400.0, "waiting_reason": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.", "topology_key": "", "domain": "", "domains": None},
     ]
 
 

@@ -18,12 +18,12 @@ the cluster's queue order).
   it is *pending* and goes through the scheduler; a pending pod already being deleted
   (``deletionTimestamp``) is skipped. Kept: labels, ``gangsim.dev/*`` annotations, containers'
   and init containers' names and resources (and init ``restartPolicy``), and the scheduling fields
-  gangsim models (``nodeSelector``, ``affinity``, ``tolerations``, priority, ``schedulerName``,
+  gangsim models (``nodeSelector``, ``affinity``, ``tolerations``, ``topologySpreadConstraints``,
+  priority, ``schedulerName``,
   ``schedulingGroup``, ``schedulingGates``, ``overhead``, ``terminationGracePeriodSeconds``).
   Dropped as meaningless for a replay: ``status``, ``managedFields``, owner references, other
   annotations, volumes, images, probes, env, ports and the like.
-* **Fields that would change scheduling but gangsim does not model** — ``topologySpreadConstraints``,
-  ``resourceClaims``, host ports / ``hostNetwork``, PersistentVolumeClaim / ephemeral / CSI
+* **Fields that would change scheduling but gangsim does not model** — ``resourceClaims``, host ports / ``hostNetwork``, PersistentVolumeClaim / ephemeral / CSI
   volumes (their node affinity): on a *bound* pod they no longer matter and are dropped silently;
   on a *pending* pod they are dropped **with a warning on stderr** naming the pods (the answer is
   then optimistic: gangsim may place a pod the real scheduler would not). ``--strict`` makes them
@@ -64,10 +64,9 @@ KINDS = ("PriorityClass", "Node", "Workload", "PodGroup", "Pod")
 SYSTEM_CLASSES = ("system-cluster-critical", "system-node-critical")
 _POD_KEEP = (
     "nodeSelector", "affinity", "tolerations", "priorityClassName", "priority", "preemptionPolicy", "schedulerName",
-    "nodeName", "schedulingGroup", "schedulingGates", "terminationGracePeriodSeconds", "overhead",
+    "nodeName", "schedulingGroup", "schedulingGates", "terminationGracePeriodSeconds", "overhead", "topologySpreadConstraints",
 )  # fmt: skip
 _UNMODELLED = {
-    "topologySpreadConstraints": "topology spread constraints",
     "resourceClaims": "resource claims (DRA)",
     "hostNetwork": "host networking",
 }

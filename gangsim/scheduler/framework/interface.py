@@ -209,17 +209,29 @@ class PodGroupPostFilterResult:
 
 @runtime_checkable
 class PlacementGeneratePlugin(Plugin, Protocol):
-    def generate_placements(self, group: "PodGroupState", pods: list["PodInfo"]) -> list[np.ndarray]:
+    def generate_placements(self, group: "PodGroupState", pods: list["PodInfo"]) -> tuple[list["Placement"], Status | None]:
         """Candidate placements for the group (KEP-5732: one per topology domain), each the node
-        rows the group may use. No such plugin in a profile: one placement, the whole cluster
-        (topology-aware scheduling brings the first implementation)."""
+        rows the group may use, in a deterministic order; a status (Error) instead when the group
+        cannot be placed at all. No such plugin in a profile: no placement algorithm."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """``fwk.Placement``: a name (the topology domain) and its node rows in node-list order."""
+
+    name: str
+    rows: np.ndarray
 
 
 @runtime_checkable
 class PlacementScorePlugin(Plugin, Protocol):
-    def score_placement(self, group: "PodGroupState", placed: list[tuple["PodInfo", int]]) -> int:
-        """Rank a feasible placement (KEP-5732); the highest total wins."""
+    def score_placement(self, group: "PodGroupState", placement: Placement, placed: list[tuple["PodInfo", int]]) -> int:
+        """Rank a feasible placement (KEP-5732) from the pods the pass placed in it."""
+        ...
+
+    def normalize_placement_scores(self, raw: list[int]) -> list[int]:
+        """``NormalizePlacementScore`` over the feasible placements: raw → 0..100."""
         ...
 
 

@@ -36,6 +36,9 @@ from gangsim.scheduler.framework.interface import (
     Code,
     EnqueueExtensions,
     FilterPlugin,
+    Placement,
+    PlacementGeneratePlugin,
+    PlacementScorePlugin,
     PermitPlugin,
     PlacementFeasiblePlugin,
     Plugin,
@@ -139,6 +142,7 @@ class Framework(Handle):
         services: Services,
         registry: Mapping[str, Factory],
         group_algorithm: GroupAlgorithm,
+        placement_weights: Mapping[str, int] | None = None,
     ) -> None:
         self.args = args
         self.profile = args.profile
@@ -198,6 +202,13 @@ class Framework(Handle):
         self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
         self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = lists.get("placementFeasible", [])
         self.pod_group_post_filter_plugins: list[PodGroupPostFilterPlugin] = lists.get("podGroupPostFilter", [])
+        self.placement_generate_plugins: list[PlacementGeneratePlugin] = lists.get("placementGenerate", [])
+        self.placement_scorers: list[tuple[PlacementScorePlugin, int]] = [(p, (placement_weights or {}).get(p.NAME, 1)) for p in lists.get("placementScore", [])]
+        # the placement the PodGroup pass is evaluating (KEP-5732): Filter sees only its rows,
+        # as upstream's snapshot lists only the placement's nodes; None: every node
+        self.placement: Placement | None = None
+        self.placements_generated = 0  # scheduler_generated_placements_total
+        self.placement_evaluations = [0, 0]  # scheduler_placement_evaluations_total: [infeasible, feasible]
         self.next_start_index = 0
         self.percentage = self.profile.percentage_of_nodes_to_score if self.profile.percentage_of_nodes_to_score is not None else args.config.percentage_of_nodes_to_score
         # instrumentation, a non-timing guard against O(nodes × pods) paths: rows Filter looked
@@ -389,21 +400,25 @@ class Framework(Handle):
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
         """Feasible rows in evaluation order, and the diagnosis of the evaluated failures."""
         nodes = self.snapshot.nodes
-        order = nodes.order
+        placement = self.placement
+        order = nodes.order if placement is None else placement.rows
         n = len(order)
         if n == 0:
             return np.zeros(0, dtype=np.int64), Diagnosis()
         # SEMANTICS §3 step 2: a nominated node is tried first and used if it passes
         nominated = pod.nominated_row
-        if nominated != NO_NODE and nodes.alive[nominated]:
+        if nominated != NO_NODE and nodes.alive[nominated] and (placement is None or nominated in placement.rows):
             one = np.array([nominated], dtype=np.int64)
             codes, _ = self.run_filters(state, pod, one)
             if codes[0] == 0:
                 return one, Diagnosis()
         to_find = self.num_feasible_nodes_to_find(n)
         start = self.next_start_index % n
-        rotated = nodes.order2[start : start + n]  # a view: order from ``start`` on, wrapped
-        entry = self.signatures.entry(pod) if self.signatures is not None else None
+        if placement is None:
+            rotated = nodes.order2[start : start + n]  # a view: order from ``start`` on, wrapped
+        else:  # a placement: its rows from ``start`` on, wrapped; the reference path only
+            rotated = np.concatenate((order[start:], order[:start]))
+        entry = self.signatures.entry(pod) if self.signatures is not None and placement is None else None
         state.write(_SIGNATURE, entry)
         plugin: np.ndarray | None = None
         if entry is None:  # the reference path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gangsim.api.selectors import node_selector_matches
+from gangsim.api.selectors import node_matches_pod
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle
 from gangsim.scheduler.framework.interface import ClusterEvent, Code, EnqueueExtensions, FilterPlugin, ScorePlugin
@@ -13,16 +13,6 @@ from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
-
-
-def node_matches_pod(spec, labels: dict[str, str], node_name: str) -> bool:  # noqa: ANN001 - PodSpec
-    for k, v in spec.node_selector.items():
-        if labels.get(k) != v:
-            return False
-    aff = spec.affinity
-    if aff is not None and aff.node_required is not None:
-        return node_selector_matches(aff.node_required, labels, node_name)
-    return True
 
 
 class NodeAffinity(FilterPlugin, ScorePlugin, EnqueueExtensions):

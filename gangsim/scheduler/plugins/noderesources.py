@@ -20,6 +20,7 @@ from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, 
 from gangsim.scheduler.framework.types import CPU_COL, MEMORY_COL, PODS_COL, PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
+from gangsim.scheduler.plugins.noderesources_placement import FitPlacementScore
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -28,7 +29,7 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 SMALL = 8
 
 
-class NodeResourcesFit(CapacityPlugin, ScorePlugin, EnqueueExtensions):
+class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.NODE_RESOURCES_FIT
     NODE_STATIC = False
     SCORE_PER_ROW = True

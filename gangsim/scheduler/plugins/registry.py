@@ -20,9 +20,12 @@ from gangsim.scheduler.plugins.nodeaffinity import NodeAffinity
 from gangsim.scheduler.plugins.nodename import NodeName
 from gangsim.scheduler.plugins.noderesources import BalancedAllocation, NodeResourcesFit
 from gangsim.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from gangsim.scheduler.plugins.podgrouppodscount import PodGroupPodsCount
+from gangsim.scheduler.plugins.podtopologyspread import PodTopologySpread
 from gangsim.scheduler.plugins.queuesort import PrioritySort
 from gangsim.scheduler.plugins.schedulinggates import SchedulingGates
 from gangsim.scheduler.plugins.tainttoleration import TaintToleration
+from gangsim.scheduler.plugins.topologyaware import TopologyPlacementGenerator
 
 Factory = Callable[[PluginArgs, Handle], Plugin]
 
@@ -35,7 +38,10 @@ REGISTRY: dict[str, Factory] = {
     names.NODE_AFFINITY: NodeAffinity,
     names.NODE_RESOURCES_FIT: NodeResourcesFit,
     names.NODE_RESOURCES_BALANCED_ALLOCATION: BalancedAllocation,
+    names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
     names.INTER_POD_AFFINITY: InterPodAffinity,
     names.GANG_SCHEDULING: GangScheduling,
     names.DEFAULT_PREEMPTION: DefaultPreemption,
+    names.TOPOLOGY_PLACEMENT_GENERATOR: TopologyPlacementGenerator,
+    names.POD_GROUP_PODS_COUNT: PodGroupPodsCount,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gangsim.api.objects import Taint, Toleration
+from gangsim.api.objects import first_untolerated_taint, tolerated
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle
 from gangsim.scheduler.framework.interface import ClusterEvent, Code, EnqueueExtensions, FilterPlugin, ScorePlugin
@@ -16,17 +16,6 @@ from gangsim.scheduler.plugins.helper import default_normalize_score
 # ``TaintToleration.Filter`` (tainttoleration/taint_toleration.go) since kubernetes#134740 (v1.35,
 # cherry-picked to 1.34): taint keys and values are no longer put in the status
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
-
-
-def _tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
-    return any(t.tolerates(taint) for t in tolerations)
-
-
-def first_untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    for taint in taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
-            return taint
-    return None
 
 
 class TaintToleration(FilterPlugin, ScorePlugin, EnqueueExtensions):
@@ -65,7 +54,7 @@ class TaintToleration(FilterPlugin, ScorePlugin, EnqueueExtensions):
         for i, row in enumerate(rows.tolist()):
             n = 0
             for taint in nodes.nodes[row].taints:
-                if taint.effect == "PreferNoSchedule" and not _tolerated(taint, prefer_tols):
+                if taint.effect == "PreferNoSchedule" and not tolerated(taint, prefer_tols):
                     n += 1
             counts[i] = n
         return counts

@@ -25,8 +25,8 @@ from gangsim.scheduler.profiles import DEFAULT_PLUGINS, POLICIES
 from gangsim.scheduler.schedule_podgroup import run_algorithm
 from scheduler.harness import harness, node, pod, pod_info, rows
 
-FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity"]
-SCORERS = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1)]
+FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+SCORERS = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1)]
 
 
 def names(plugins):
@@ -46,12 +46,15 @@ def lists(fw):
         "permit": names(fw.permit_plugins),
         "placementFeasible": names(fw.placement_feasible_plugins),
         "podGroupPostFilter": names(fw.pod_group_post_filter_plugins),
+        "placementGenerate": names(fw.placement_generate_plugins),
+        "placementScore": [(p.NAME, w) for p, w in fw.placement_scorers],
     }
 
 
+NO_TAS = {"placementGenerate": [], "placementScore": []}
 COMMON = {
     "queueSort": "PrioritySort",
-    "preFilter": ["InterPodAffinity"],
+    "preFilter": ["PodTopologySpread", "InterPodAffinity"],
     "filter": FILTERS,
     "postFilter": ["DefaultPreemption"],
     "score": SCORERS,
@@ -61,16 +64,30 @@ COMMON = {
 @pytest.mark.parametrize(
     ("policy", "want"),
     [
-        pytest.param("pod", {**COMMON, "preEnqueue": ["SchedulingGates"], "reserve": [], "permit": [], "placementFeasible": [], "podGroupPostFilter": []}, id="pod"),
+        pytest.param("pod", {**COMMON, "preEnqueue": ["SchedulingGates"], "reserve": [], "permit": [], "placementFeasible": [], "podGroupPostFilter": [], **NO_TAS}, id="pod"),
         pytest.param("permit", {**COMMON, "preEnqueue": ["SchedulingGates", "GangScheduling"], "reserve": ["GangScheduling"], "permit": ["GangScheduling"],
-                                "placementFeasible": [], "podGroupPostFilter": []}, id="permit"),
+                                "placementFeasible": [], "podGroupPostFilter": [], **NO_TAS}, id="permit"),
         pytest.param("gang", {**COMMON, "preEnqueue": ["SchedulingGates", "GangScheduling"], "reserve": [], "permit": [],
-                              "placementFeasible": ["GangScheduling"], "podGroupPostFilter": ["DefaultPreemption"]}, id="gang"),
+                              "placementFeasible": ["GangScheduling"], "podGroupPostFilter": ["DefaultPreemption"], **NO_TAS}, id="gang"),
     ],
 )
 def test_each_policy_builds_one_list_per_extension_point(policy, want):
     _, fw = harness([], policy=policy)
     assert lists(fw) == want
+
+
+def test_the_tas_gate_adds_the_placement_plugins_to_gang_only():
+    """TopologyAwareWorkloadScheduling (SEMANTICS §2.1): TopologyPlacementGenerator at
+    placementGenerate, PodGroupPodsCount and NodeResourcesFit at placementScore (weight 1);
+    without the PodGroup cycle (``pod``, ``permit``) the gate changes nothing."""
+    tas = SchedulerConfig(topology_aware_workload_scheduling=True)
+    _, fw = harness([], policy="gang", config=tas)
+    got = lists(fw)
+    assert got["placementGenerate"] == ["TopologyPlacementGenerator"]
+    assert got["placementScore"] == [("PodGroupPodsCount", 1), ("NodeResourcesFit", 1)]
+    for policy in ("pod", "permit"):
+        _, fw = harness([], policy=policy, config=tas)
+        assert {k: lists(fw)[k] for k in NO_TAS} == NO_TAS
 
 
 @pytest.mark.parametrize(
@@ -110,7 +127,9 @@ def test_pre_score_runs_before_its_plugins_score():
 def test_a_plugin_is_one_instance_shared_by_its_extension_points():
     _, fw = harness([], policy="gang")
     ipa, gang, dp = fw.plugins["InterPodAffinity"], fw.plugins["GangScheduling"], fw.plugins["DefaultPreemption"]
-    assert fw.pre_filter_plugins[0] is ipa and fw.filter_plugins[-1] is ipa and [p for p, _ in fw.scorers][3] is ipa
+    assert fw.pre_filter_plugins[1] is ipa and fw.filter_plugins[-1] is ipa and [p for p, _ in fw.scorers][4] is ipa
+    pts = fw.plugins["PodTopologySpread"]
+    assert fw.pre_filter_plugins[0] is pts and fw.filter_plugins[-2] is pts and [p for p, _ in fw.scorers][3] is pts
     assert fw.pre_enqueue_plugins[1] is gang and fw.placement_feasible_plugins[0] is gang
     assert fw.post_filter_plugins[0] is dp and fw.pod_group_post_filter_plugins[0] is dp
     _, permit = harness([], policy="permit")
@@ -153,12 +172,12 @@ def test_a_profile_needs_exactly_one_queue_sort(sorts):
 @pytest.mark.parametrize(
     ("profile", "want_filter", "want_pre_filter", "want_post_filter", "want_score"),
     [
-        pytest.param(Profile(disabled_filters=frozenset({"TaintToleration"})), [f for f in FILTERS if f != "TaintToleration"], ["InterPodAffinity"],
+        pytest.param(Profile(disabled_filters=frozenset({"TaintToleration"})), [f for f in FILTERS if f != "TaintToleration"], ["PodTopologySpread", "InterPodAffinity"],
                      ["DefaultPreemption"], SCORERS, id="a-disabled-filter-keeps-its-score"),
-        pytest.param(Profile(disabled_filters=frozenset({"InterPodAffinity"})), FILTERS[:-1], [], ["DefaultPreemption"], SCORERS,
+        pytest.param(Profile(disabled_filters=frozenset({"InterPodAffinity"})), FILTERS[:-1], ["PodTopologySpread"], ["DefaultPreemption"], SCORERS,
                      id="disabling-interpodaffinity-drops-its-prefilter"),
-        pytest.param(Profile(preemption_enabled=False), FILTERS, ["InterPodAffinity"], [], SCORERS, id="preemption-disabled"),
-        pytest.param(Profile(score_weights={"NodeResourcesFit": 5, "NodeAffinity": 0, "ImageLocality": 3, "TaintToleration": 1}), FILTERS, ["InterPodAffinity"],
+        pytest.param(Profile(preemption_enabled=False), FILTERS, ["PodTopologySpread", "InterPodAffinity"], [], SCORERS, id="preemption-disabled"),
+        pytest.param(Profile(score_weights={"NodeResourcesFit": 5, "NodeAffinity": 0, "ImageLocality": 3, "TaintToleration": 1}), FILTERS, ["PodTopologySpread", "InterPodAffinity"],
                      ["DefaultPreemption"], [("NodeResourcesFit", 5), ("TaintToleration", 1)], id="weights-pick-and-order-the-scorers"),
     ],
 )
@@ -178,19 +197,19 @@ def test_every_profile_gets_its_own_framework():
 
 
 def test_default_score_weights_are_upstreams():
-    """default_plugins.go: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, InterPodAffinity 2, BalancedAllocation 1."""
+    """default_plugins.go: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, BalancedAllocation 1."""
     assert DEFAULT_SCORE_WEIGHTS == dict(SCORERS)
 
 
 # ---- events ------------------------------------------------------------------------------------
 EVENTS = {
-    ClusterEvent.NODE_ADD: {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity"},
+    ClusterEvent.NODE_ADD: {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"},
     ClusterEvent.NODE_ALLOCATABLE_UP: {"NodeResourcesFit"},
     ClusterEvent.NODE_SCHEDULABLE: {"NodeUnschedulable"},
     ClusterEvent.NODE_TAINT: {"TaintToleration"},
-    ClusterEvent.NODE_LABEL: {"NodeAffinity", "InterPodAffinity"},
-    ClusterEvent.ASSIGNED_POD_ADD: {"InterPodAffinity"},
-    ClusterEvent.ASSIGNED_POD_DELETE: {"NodeResourcesFit", "InterPodAffinity"},
+    ClusterEvent.NODE_LABEL: {"NodeAffinity", "PodTopologySpread", "InterPodAffinity"},
+    ClusterEvent.ASSIGNED_POD_ADD: {"PodTopologySpread", "InterPodAffinity"},
+    ClusterEvent.ASSIGNED_POD_DELETE: {"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"},
     ClusterEvent.NOMINATED_POD_DELETE: {"NodeResourcesFit"},
 }
 

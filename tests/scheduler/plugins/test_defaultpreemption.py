@@ -142,7 +142,8 @@ def group_setup(*, residents_priority=10, topology=(), preemption_policy=None):
     """Group pre (minCount 2, priority 100, two 1-cpu pods) facing node1 (2 cpu) full of two
     1-cpu residents."""
     residents = [(pod(f"low-{i}", containers=[{"cpu": 1000}], priority=residents_priority), "node1") for i in range(2)]
-    sched, fw = harness([node("node1", allocatable={"cpu": 2000, "pods": 110})], residents, policy="gang")
+    tas = SchedulerConfig(topology_aware_workload_scheduling=True) if topology else None  # the gate keeps the constraint
+    sched, fw = harness([node("node1", allocatable={"cpu": 2000, "pods": 110})], residents, policy="gang", config=tas)
     sched.on_podgroup_add(make_group("pre", 2, priority=100, topology=topology, preemption_policy=preemption_policy))
     for c in "ab":
         sched.on_pod_add(pod(f"pre-{c}", containers=[{"cpu": 1000}], priority=100, group="pre"), sched.cluster.next_uid())

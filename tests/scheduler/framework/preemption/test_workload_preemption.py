@@ -5,6 +5,8 @@ them exactly as a failed group cycle hands them over."""
 
 import pytest
 
+from gangsim.api.config import SchedulerConfig
+
 from builders import create, make_group, make_node, make_pdb, make_pod, make_trace, placements, run, victims
 from gangsim.scheduler.framework.preemption.evaluator import Evaluator, PodGroupStrategy
 from gangsim.scheduler.framework.preemption.units import UnitIndex
@@ -247,6 +249,8 @@ def test_S13_all_mode_gang_evicts_three_and_reprieves_the_most_important():
 
 
 def test_S12_topology_constrained_gang_never_preempts():
+    """Under the TopologyAwareWorkloadScheduling gate (with it off the API server drops the
+    constraint: tests/scenarios/test_topology_aware.py)."""
     t = make_trace(
         create(make_node("node", cpu=4, labels={"topology.kubernetes.io/zone": "zone1"})),
         victim("very-low-p1", "node", 5), victim("very-low-p2", "node", 5),
@@ -254,6 +258,7 @@ def test_S12_topology_constrained_gang_never_preempts():
         create(make_group("mid-pg", 2, priority=MID, topology=("topology.kubernetes.io/zone",)), at_s=1),
         *[create(make_pod(f"mid-p{i}", cpu=1, priority=MID, group="mid-pg"), at_s=1) for i in (1, 2)],
         horizon_s=60,
+        config=SchedulerConfig(topology_aware_workload_scheduling=True),
     )
     log = run(t, "gang")
     assert victims(log) == []
