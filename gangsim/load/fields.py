@@ -9,6 +9,7 @@ later ``validate`` can run the decoders document by document and collect one pro
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Collection, Iterator, Mapping
 
@@ -55,7 +56,10 @@ class Shown:
         self.value = value
 
     def __str__(self) -> str:
-        return cut(orjson.dumps(self.value, default=str).decode())
+        try:
+            return cut(orjson.dumps(self.value, default=str).decode())
+        except TypeError:  # an integer beyond 64 bits inside (orjson writes int64 only)
+            return cut(json.dumps(self.value, default=str, separators=(",", ":"), ensure_ascii=False))
 
 
 def shown(value: object) -> object:

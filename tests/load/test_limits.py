@@ -216,3 +216,12 @@ def test_fit_of_plain_text_and_tiny_budgets():
     assert fit("a\nb", 10) == "a b"
     assert fit("x" * 50, 10) == "x" * 9 + "…"
     assert fit("bad (e.g. 'a', regex used for validation is 'b')", 5) == "bad"
+
+
+def test_a_structured_value_with_an_integer_beyond_64_bits_is_shown():
+    """Found by the 10,000-case fuzz run: orjson writes int64 only, so a map holding 10**30 in an
+    error message was exit 3 (TypeError in ``Shown.__str__``)."""
+    from gangsim.load.fields import Shown
+
+    assert str(Shown({"a": 10**30})) == '{"a":1000000000000000000000000000000}'
+    assert str(Shown([1, 2])) == "[1,2]"

@@ -27,7 +27,7 @@ from gangsim.api.duration import format_duration_ms
 from gangsim.api.selectors import is_label_value
 from gangsim.errors import InputError, UsageError, cut, invalid
 from gangsim.load.fields import subdomain_errors
-from gangsim.load.limits import MAX_DURATION_MS, MAX_INT64, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB
+from gangsim.load.limits import MAX_CLUSTER_GPUS, MAX_DURATION_MS, MAX_INT64, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB
 
 TRACE_API = "gangsim.dev/v1alpha1"
 GPU = "nvidia.com/gpu"
@@ -343,6 +343,13 @@ def check_seconds(value: float, path: str, line: int, obj: str | None, field: st
     """A computed time or duration (an end minus a start, steps / rate) must not exceed 100 years."""
     if not value <= MAX_SECONDS:
         raise field_error(path, line, obj, field, shown, "gives a time or duration over 100 years")
+
+
+def check_cluster_gpus(total: int, path: str, line: int | None, obj: str | None, what: str) -> None:
+    """The cluster an import describes holds at most ``MAX_CLUSTER_GPUS`` GPUs, as ``run`` requires
+    (``what`` says where the count comes from)."""
+    if total > MAX_CLUSTER_GPUS:
+        raise InputError(f"{what}: the cluster would have {total:,} GPUs: gangsim replays at most {MAX_CLUSTER_GPUS:,}", file=path, line=line, obj=obj)
 
 
 def check_name(name: str, path: str, line: int, obj: str | None, field: str) -> None:

@@ -44,6 +44,7 @@ import orjson
 
 from gangsim.errors import InputError, UsageError
 from gangsim.load.importers._common import (
+    check_cluster_gpus,
     GPU,
     MAX_NODES_PER_POOL,
     ImportOptions,
@@ -223,6 +224,7 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
     name = options.name or ("philly-gavel" if len(traces) > 1 else f"philly-gavel-{_namespace(traces[0]).removeprefix('vc-')}")
     yield trace_header(name)
     yield from class_docs("gavel-vc", options.priorities)
+    check_cluster_gpus(nodes * gpn, traces[0], None, None, f"{nodes:,} nodes of {gpn:,} GPUs")
     yield create(0, {"apiVersion": "gangsim.dev/v1alpha1", "kind": "NodePool", "metadata": {"name": "philly"}, "spec": {"count": nodes, "template": {"status": {"allocatable": {GPU: str(gpn)}}}}})
     stats.add("nodes", nodes)
     stats.add("GPUs", nodes * gpn)

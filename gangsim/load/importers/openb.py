@@ -49,6 +49,7 @@ from collections.abc import Iterator
 
 from gangsim.errors import InputError, UsageError, cut
 from gangsim.load.importers._common import (
+    check_cluster_gpus,
     GPU,
     MAX_INT64,
     MAX_SECONDS,
@@ -186,9 +187,12 @@ def _name_cpu_memory(row: list[str], path: str, line: int, seen: set[str], what:
 
 def _node_docs(path: str, stats: Stats) -> Iterator[dict]:
     seen: set[str] = set()
+    total = 0
     for line, row, _ in _rows(path, (NODE_COLUMNS,), "node"):
         name, obj, cpu, mem = _name_cpu_memory(row, path, line, seen, "node", "sn")
         gpus = parse_int(row[3], path, line, obj, "gpu", hi=MAX_INT64 // 1000)
+        total += gpus
+        check_cluster_gpus(total, path, line, obj, "gpu")
         model = row[4].strip()
         alloc: dict[str, str] = {"cpu": cpu_quantity(cpu), "memory": mib_quantity(mem)}
         meta: dict = {"name": name}

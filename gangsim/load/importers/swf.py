@@ -51,6 +51,7 @@ from collections.abc import Iterator
 
 from gangsim.errors import InputError, UsageError, cut
 from gangsim.load.importers._common import (
+    check_cluster_gpus,
     GPU,
     MAX_INT64,
     MAX_NODES_PER_POOL,
@@ -278,6 +279,8 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         raise UsageError(f"--priority: no jobs in queue {', '.join(unknown)} (field 15)")
     yield trace_header(options.name or trace_name(path))
     yield from class_docs("swf-queue", options.priorities)
+    if resource == "gpu":
+        check_cluster_gpus(nodes * cpn, path, None, None, f"{nodes:,} nodes of {cpn:,} processors (one GPU each)")
     alloc = {"cpu": str(cpn), GPU: str(cpn)} if resource == "gpu" else {"cpu": str(cpn)}
     yield create(0, {"apiVersion": "gangsim.dev/v1alpha1", "kind": "NodePool", "metadata": {"name": "swf"}, "spec": {"count": nodes, "template": {"metadata": {"labels": {"swf.gangsim.dev/machine": "swf"}}, "status": {"allocatable": alloc}}}})
     stats.add("nodes", nodes)
