@@ -90,8 +90,16 @@ def wait_as_unschedulable(status: Status | None) -> Status | None:
 def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int, int], ...], pod: PodInfo) -> str:
     """The FitError of the first pod a doomed pass fails, as the pass pod by pod would print it:
     the placed pods fill the feasible rows (``fill``), then Filter runs on every node (they all
-    fail, so the rotation does not matter). The search state and its counters are left alone."""
+    fail, so the rotation does not matter). The search state and its counters are left alone.
+
+    A stuck gang repeats the same doomed pass on an unchanged cluster: the text is kept for the
+    pod's signature, ``fill`` and the node table's generation after the pass (any change to any
+    node bumps it), and reused while those are the same."""
     snapshot = fw.snapshot
+    nodes = snapshot.nodes
+    key = (pod.signature, fill, nodes.generation)
+    if fw.doomed_fit_error is not None and fw.doomed_fit_error[0] == key:
+        return fw.doomed_fit_error[1]
     assigned: list[PodInfo] = []
     rows_computed = fw.filter_rows_computed
     try:
@@ -101,14 +109,16 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
                 p = next(it)
                 snapshot.assign(p, row)
                 assigned.append(p)
-        order = snapshot.nodes.order
+        order = nodes.order
         state = CycleState()
         codes, plugin = fw.run_filters(state, pod, order, nominated=False)
-        return fit_error_message(snapshot.nodes.num_nodes, fw.diagnose(state, pod, order, codes, plugin))
+        message = fit_error_message(nodes.num_nodes, fw.diagnose(state, pod, order, codes, plugin))
     finally:
         for p in reversed(assigned):
             snapshot.unassign(p)
         fw.filter_rows_computed = rows_computed
+    fw.doomed_fit_error = ((pod.signature, fill, nodes.generation), message)
+    return message
 
 
 def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:

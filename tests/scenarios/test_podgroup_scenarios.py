@@ -22,7 +22,6 @@ from .kit import (
     CLASSIC_NO_VICTIMS,
     CONFIG,
     INSUFFICIENT_CPU,
-    NO_PODS_SCHEDULABLE,
     PERMIT_TIMEOUT_5S,
     WAITING_FOR_GROUP,
     WAITING_FOR_MIN_COUNT,
@@ -128,12 +127,13 @@ S03 = [
         S03_EVENTS,
         (
             replace(S03_GATED, conditions=()),
-            # one cycle: p1, p2 fit, p3 fails -> PlacementFeasible Unschedulable; nothing bound
+            # one cycle: p1, p2 fit, p3 fails -> PlacementFeasible Unschedulable; nothing bound;
+            # p3 carries its own FitError, p1 and p2 the group's status (submitPodGroupAlgorithmResult)
             Check(
                 at_s=19,
                 bound={"blocker": (0, N)},
-                pending={p: cannot(2, 0) for p in P123},
-                events=tuple((2, p, "FailedScheduling", cannot(2, 0)) for p in P123),
+                pending={"p1": cannot(2, 0), "p2": cannot(2, 0), "p3": INSUFFICIENT_CPU},
+                events=((2, "p1", "FailedScheduling", cannot(2, 0)), (2, "p2", "FailedScheduling", cannot(2, 0)), (2, "p3", "FailedScheduling", INSUFFICIENT_CPU)),
                 conditions=((2, "pg1", "Unschedulable", cannot(2, 0)),),
             ),
             Check(
@@ -198,11 +198,12 @@ S04 = [
         (
             S04_GATED,
             # group Success (3 >= minCount): p4 fails on its own status, no preemption for it;
-            # the no-backoff retry of the group (S=3, R=1 -> 3, 0) schedules nothing: §8.3, S15
+            # the no-backoff retry of the group (S=3, R=1 -> 3, 0) schedules nothing (§8.3, S15):
+            # the group status is "no pods were schedulable", p4 keeps its own FitError
             Check(
                 at_s=2.5,
                 bound=S04_AT_2,
-                pending={"p4": Prefix(NO_PODS_SCHEDULABLE)},
+                pending={"p4": INSUFFICIENT_CPU},
                 events=((2, "p4", "FailedScheduling", INSUFFICIENT_CPU),),
                 conditions=((2, "pg1", "Scheduled", None),),
             ),
@@ -258,7 +259,7 @@ S08 = [
             Check(
                 at_s=2.5,
                 bound=S08_AT_2,
-                pending={"p3": Prefix(NO_PODS_SCHEDULABLE)},
+                pending={"p3": INSUFFICIENT_CPU},  # its own FitError, not the group's status
                 events=((2, "p3", "FailedScheduling", INSUFFICIENT_CPU),),
                 conditions=((2, "pg1", "Scheduled", None),),
             ),
@@ -292,12 +293,13 @@ S15 = [
         S15_EVENTS,
         (
             # (S=3, R=1) Success -> q5 fails -> (3, 0) Success with nothing new: Unschedulable
-            # "no pods were schedulable"; the condition stays True (terminal)
+            # "no pods were schedulable" (the group's status; q5 carries its own FitError,
+            # submitPodGroupAlgorithmResult); the condition stays True (terminal)
             Check(
                 at_s=1.5,
                 bound=S15_AT_0,
-                pending={"q5": Prefix(NO_PODS_SCHEDULABLE)},
-                events=((1, "q5", "FailedScheduling", Prefix(NO_PODS_SCHEDULABLE)),),
+                pending={"q5": INSUFFICIENT_CPU},
+                events=((1, "q5", "FailedScheduling", INSUFFICIENT_CPU),),
                 conditions=((0, "pg1", "Scheduled", None),),
             ),
             # once it fits, q5 binds alone (a one-pod cycle: already-scheduled members count)

@@ -216,6 +216,7 @@ class Framework(Handle):
         self.filter_rows_evaluated = 0
         self.filter_rows_computed = 0
         self.doomed_passes = 0  # PodGroup passes the fast path decided from counts
+        self.doomed_fit_error: tuple[tuple, str] | None = None  # fast path: the last doomed pass's FitError, by its key
         self.recorder: Recorder | None = None  # gangsim explain's (off in every other command)
         # the fast path (gangsim.scheduler.fastpath), each part behind its switch
         fast = args.config.effective_fast_path
