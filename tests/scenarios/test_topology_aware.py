@@ -80,7 +80,7 @@ def test_without_a_constraint_one_placement_of_every_node():
     events = rack_nodes({"a": 1}) + gang("pg", 3, cpu=2, topology=(), at_s=1)
     log = run(make_trace(*events, config=TAS, horizon_s=30), "gang")
     msgs = {m for _, _, m in events_of(log, "pg", "Unschedulable")}
-    assert msgs == {"0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, No preemption victims found for incoming preemptor"}
+    assert msgs == {"0/1 placements are available, first placement status: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, pod group preemption: No preemption victims found for incoming preemptor"}
 
 
 def test_scheduled_members_pin_the_domain():
