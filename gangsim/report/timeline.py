@@ -60,5 +60,5 @@ def gang_timeline_series(report: Report) -> dict:
         )
     for r in sorted(rows, key=lambda r: (-r["wait_h"], r["gang"]))[:LABELLED]:
         if r["wait_h"] > 0:
-            r["label"] = "never started" if r["running"] is None else f"waited {format_duration_ms(round(r['wait_h'] * 3_600_000))}"
+            r["label"] = "never started" if r["running"] is None else f"waited {format_duration_ms(round(r['wait_h'] * 3600) * 1000)}"  # whole seconds: a float of hours does not round-trip to milliseconds
     return {"gangs": gangs.height, "shown": len(rows), "horizon_h": _h(horizon), "rows": rows}

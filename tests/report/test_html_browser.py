@@ -25,12 +25,16 @@ def test_report_html_renders_with_the_gang_timeline(tmp_path):
     assert res.exit_code == 0, res.stderr
     html = (out / "report.html").read_text()
     assert 'alt="Gang timeline: waiting, partially running, running, preempted"' in html
+    assert '"waited 1h50m"' in html  # the longest wait's label, in whole seconds (was "waited 6600s")
     shot = tmp_path / "shot.png"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            f"--screenshot={shot}", "--window-size=1280,2000", (out / "report.html").as_uri()]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     pixels = open_png(shot)
     assert pixels.shape[:2] == (2000, 1280)
+    # the page drew something: a blank (all-white) or failed render would not have these many dark pixels
+    dark = (pixels[..., :3].astype(float).mean(axis=-1) < (0.5 if pixels.dtype.kind == "f" else 128)).mean()
+    assert dark > 0.01, dark
 
 
 @needs_matplotlib
