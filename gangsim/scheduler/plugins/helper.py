@@ -1,6 +1,10 @@
-"""Score normalisation helpers (``plugins/helper/normalize_score.go``), integer arithmetic."""
+"""Plugin helpers: score normalisation (``plugins/helper/normalize_score.go``, integer
+arithmetic) and a Filter over node labels shared by the plugins whose verdict depends only on
+them and their PreFilter state (InterPodAffinity, PodTopologySpread)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -19,3 +23,14 @@ def default_normalize_score(scores: np.ndarray, *, reverse: bool) -> np.ndarray:
     if reverse:
         out = MAX_NODE_SCORE - out
     return out.astype(np.int64)
+
+
+def filter_by_labels(rows: np.ndarray, nodes: Sequence, check: Callable[[dict[str, str]], tuple[int, str] | None]) -> np.ndarray:
+    """Filter codes for ``rows`` (indexes into ``nodes``, objects with ``labels``): each node's code
+    from ``check(labels)`` (``(code, reason)`` or None for success, code 0)."""
+    codes = np.zeros(len(rows), dtype=np.int8)
+    for i, row in enumerate(rows.tolist()):
+        hit = check(nodes[row].labels)
+        if hit is not None:
+            codes[i] = hit[0]
+    return codes

@@ -15,7 +15,7 @@ from gangsim.scheduler.framework.handle import Handle
 from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, PreFilterPlugin, ScorePlugin, Status
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
-from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
+from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, filter_by_labels
 
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -138,16 +138,10 @@ class InterPodAffinity(PreFilterPlugin, CapacityPlugin, ScorePlugin, EnqueueExte
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
-        codes = np.zeros(len(rows), dtype=np.int8)
         s = self._state(state, pod)
         if s is None:
-            return codes
-        nodes = self.snapshot.nodes
-        for i, row in enumerate(rows.tolist()):
-            hit = self._check(s, pod, nodes.nodes[row].labels)
-            if hit is not None:
-                codes[i] = hit[0]
-        return codes
+            return np.zeros(len(rows), dtype=np.int8)
+        return filter_by_labels(rows, self.snapshot.nodes.nodes, lambda labels: self._check(s, pod, labels))
 
     def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         """Unbounded when there is nothing to check; otherwise placements interact: unknown."""

@@ -48,7 +48,7 @@ from gangsim.scheduler.framework.interface import (
 )
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
-from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
+from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, filter_by_labels
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
@@ -169,16 +169,10 @@ class PodTopologySpread(PreFilterPlugin, CapacityPlugin, PreScorePlugin, ScorePl
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
-        codes = np.zeros(len(rows), dtype=np.int8)
         s = self._state(state, pod)
         if s is None:
-            return codes
-        nodes = self.snapshot.nodes
-        for i, row in enumerate(rows.tolist()):
-            hit = self._check(s, pod, nodes.nodes[row].labels)
-            if hit is not None:
-                codes[i] = hit[0]
-        return codes
+            return np.zeros(len(rows), dtype=np.int8)
+        return filter_by_labels(rows, self.snapshot.nodes.nodes, lambda labels: self._check(s, pod, labels))
 
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         s = self._state(state, pod)
