@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gangsim.api.devices import GPU_SHARE_ANNOTATION
 from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
@@ -33,6 +34,7 @@ CHECKPOINT_INTERVAL = "gangsim.dev/checkpoint-interval"
 REMOVE_AT = "gangsim.dev/remove-at"
 RENDEZVOUS_TIMEOUT = "gangsim.dev/rendezvous-timeout"
 POD_CREATION_INTERVAL = "gangsim.dev/pod-creation-interval"
+GPU_SHARE = GPU_SHARE_ANNOTATION  # a resource name, not a duration: read by the Node decoder
 GANGSIM_PREFIX = "gangsim.dev/"
 # annotation → kinds that read it (INTERFACE table); "template" = a Job's pod template.
 ANNOTATION_KINDS: dict[str, frozenset[str]] = {
@@ -42,6 +44,7 @@ ANNOTATION_KINDS: dict[str, frozenset[str]] = {
     REMOVE_AT: frozenset({"Node", "NodePool"}),
     RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}),
     POD_CREATION_INTERVAL: frozenset({"Job"}),
+    GPU_SHARE: frozenset({"Node", "NodePool"}),
 }
 
 
@@ -137,6 +140,8 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
                 where = ", ".join(sorted(k for k in kinds if k != "template"))
                 detail = f"{key} is not read on {kind} (only on {where})"
             raise ann.error(key, forbidden(path, detail))
+        if key == GPU_SHARE:
+            continue
         try:
             ms = parse_duration_ms(value)
         except DurationError as exc:

@@ -153,7 +153,7 @@ def test_score_enable_keeps_default_weight(load):
         pytest.param(
             "profiles:\n- plugins:\n    preFilter:\n      disabled: [{name: Coscheduling}]\n",
             "t.yaml:6: KubeSchedulerConfiguration: profiles[0].plugins.preFilter.disabled[0].name: Invalid value: \"Coscheduling\": unknown plugin (gangsim knows "
-            "DefaultBinder, DefaultPreemption, DynamicResources, GangScheduling, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
+            "DefaultBinder, DefaultPreemption, DynamicResources, GPUDevices, GangScheduling, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
             "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, "
             "TaintToleration, VolumeBinding, VolumeRestrictions, VolumeZone)",
             id="unknown-plugin",

@@ -11,3 +11,4 @@ DEFAULT_PREEMPTION = "DefaultPreemption"
 GANG_SCHEDULING = "GangScheduling"
 SCHEDULING_GATES = "SchedulingGates"
 PRIORITY_SORT = "PrioritySort"
+GPU_DEVICES = "GPUDevices"  # gangsim's own (``gpudevices``): GPUs one by one

@@ -25,7 +25,7 @@ from gangsim.scheduler.profiles import DEFAULT_PLUGINS, POLICIES
 from gangsim.scheduler.schedule_podgroup import run_algorithm
 from scheduler.harness import harness, node, pod, pod_info, rows
 
-FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity"]
+FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "GPUDevices", "InterPodAffinity"]
 SCORERS = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1)]
 
 
@@ -184,14 +184,14 @@ def test_default_score_weights_are_upstreams():
 
 # ---- events ------------------------------------------------------------------------------------
 EVENTS = {
-    ClusterEvent.NODE_ADD: {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity"},
-    ClusterEvent.NODE_ALLOCATABLE_UP: {"NodeResourcesFit"},
+    ClusterEvent.NODE_ADD: {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "GPUDevices", "InterPodAffinity"},
+    ClusterEvent.NODE_ALLOCATABLE_UP: {"NodeResourcesFit", "GPUDevices"},
     ClusterEvent.NODE_SCHEDULABLE: {"NodeUnschedulable"},
     ClusterEvent.NODE_TAINT: {"TaintToleration"},
     ClusterEvent.NODE_LABEL: {"NodeAffinity", "InterPodAffinity"},
     ClusterEvent.ASSIGNED_POD_ADD: {"InterPodAffinity"},
-    ClusterEvent.ASSIGNED_POD_DELETE: {"NodeResourcesFit", "InterPodAffinity"},
-    ClusterEvent.NOMINATED_POD_DELETE: {"NodeResourcesFit"},
+    ClusterEvent.ASSIGNED_POD_DELETE: {"NodeResourcesFit", "GPUDevices", "InterPodAffinity"},
+    ClusterEvent.NOMINATED_POD_DELETE: {"NodeResourcesFit", "GPUDevices"},
 }
 
 
