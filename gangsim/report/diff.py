@@ -67,6 +67,7 @@ __all__ = [
     "metric_keys",
     "metric_types",
     "metric_value",
+    "optional_metric_types",
     "parse_condition",
     "sections",
     "target_keys",
@@ -79,6 +80,19 @@ __all__ = [
 @cache
 def _template() -> dict:
     return build_summary(EventLog())
+
+
+@cache
+def _optional_types() -> dict[str, type]:
+    """Keys of the sections a run has only sometimes (``gpu_equiv``: some pod held a GPU share)."""
+    always = flatten(_template())
+    return {k: type(v) for k, v in flatten(build_summary(EventLog(shared_gpu=True))).items() if k not in always}
+
+
+def optional_metric_types(summaries: Sequence[Mapping]) -> dict[str, type]:
+    """The optional keys whose section one of ``summaries`` has, in ``summary.json`` order."""
+    present = {section for s in summaries for section in s}
+    return {k: t for k, t in _optional_types().items() if k.split(".")[0] in present}
 
 
 def flatten(summary: Mapping) -> dict[str, float | int]:
@@ -119,12 +133,12 @@ def _percentile_of(key: str) -> int | None:
 
 
 def is_metric_key(key: str) -> bool:
-    return key in metric_keys() or _percentile_of(key) is not None
+    return key in metric_keys() or key in _optional_types() or _percentile_of(key) is not None
 
 
 def needs_gangs_table(key: str) -> bool:
     """True for a key computed from the ``gangs`` table rather than read from the summary."""
-    return key not in metric_keys() and _percentile_of(key) is not None
+    return key not in metric_keys() and key not in _optional_types() and _percentile_of(key) is not None
 
 
 def gang_wait_percentile(gangs: pl.DataFrame, p: int) -> float:
@@ -134,7 +148,11 @@ def gang_wait_percentile(gangs: pl.DataFrame, p: int) -> float:
 
 
 def is_undefined(summary: Mapping, key: str) -> bool:
-    """A gang wait percentile of a run in which no gang started has no value (the summary writes 0)."""
+    """A gang wait percentile of a run in which no gang started has no value (the summary writes
+    0); a ``null`` in the summary (``gpu_equiv.allocation_at_*`` of a non-static trace) neither."""
+    section, _, sub = key.partition(".")
+    if sub and isinstance(summary.get(section), Mapping) and sub in summary[section] and summary[section][sub] is None:
+        return True
     return key.startswith("gangs.wait_") and flatten(summary).get("gangs.started", 0) == 0
 
 
@@ -183,6 +201,11 @@ DIRECTIONS: dict[str, Direction] = {
     "pods.bound": Direction.HIGHER,
     "pods.pending_at_end": Direction.LOWER,
     "pods.restarts": Direction.LOWER,
+    # GPU-equivalents (shared GPUs by their share); allocated_s / busy_s / capacity_s neutral
+    "gpu_equiv.stranded_s": Direction.LOWER,
+    "gpu_equiv.utilization": Direction.HIGHER,
+    "gpu_equiv.allocation_at_100": Direction.HIGHER,
+    "gpu_equiv.allocation_at_130": Direction.HIGHER,
 }
 
 
@@ -511,8 +534,8 @@ def build_diff(
         raise ValueError("one label per report, at least one")
     flats = [flatten(r.summary) for r in reports]
     metrics = []
-    for key in metric_keys():
-        values = tuple(None if is_undefined(f, key) else f.get(key, 0) for f in flats)
+    for key in (*metric_keys(), *optional_metric_types([r.summary for r in reports])):
+        values = tuple(None if is_undefined(r.summary, key) else f.get(key, 0) for r, f in zip(reports, flats))
         deltas = tuple(None if values[0] is None or v is None else delta(values[0], v) for v in values[1:])
         tones = tuple("" if d is None else tone(key, d) for d in deltas)
         metrics.append(Comparison(key, values, deltas, tones))

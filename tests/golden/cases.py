@@ -20,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SHARED = ROOT.parent / "shared" / "traces-data"
+# the main checkout's sibling ../shared/traces-data, or /work/shared/traces-data from a worktree
+SHARED = next((p for p in (ROOT.parent / "shared" / "traces-data", Path("/work/shared/traces-data")) if p.is_dir()), ROOT.parent / "shared" / "traces-data")
 BUNDLED = ["allreduce-bench", "deadlock", "disruption-all", "disruption-single", "greedy-limit", "mixed-day", "victims-in-vain"]
 GENERATED = sorted(p.name for p in (HERE / "traces").iterdir() if p.suffix in (".jsonl", ".yaml"))
 POLICIES = ["pod", "permit", "gang", "gang+no-batching"]

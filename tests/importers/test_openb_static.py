@@ -30,7 +30,7 @@ BAND = 3.0
 ORDERING_TRACES = ("default", "cpu050", "gpushare80", "multigpu50")
 
 
-def static_replay(variant: str, config: Path | None = None, seed: int = 42, limit: int | None = None, disable_devices: bool = False, tmp: Path | None = None):
+def static_replay(variant: str, config: Path | None = None, seed: int = 42, limit: int | None = None, disable_devices: bool = False, tmp: Path | None = None, policy: str = "pod"):
     """Import ``openb_pod_list_<variant>`` in static mode and replay it under ``pod``: (summary,
     bound pods, node -> GPUs). ``limit``: the first ``limit`` pods on the first ``limit // 6``
     GPU nodes (written to ``tmp``), a small cluster for quick tests."""
@@ -60,7 +60,10 @@ def static_replay(variant: str, config: Path | None = None, seed: int = 42, limi
                 "profiles:\n- plugins: {filter: {disabled: [{name: GPUDevices}]}}\n"
             )
         trace = load_trace([path], config_path=cfg)
-    log = replay(trace, "pod", horizon_ms=1000, config=trace.config)
+    from gangsim.whatif.variants import parse_policy_spec
+
+    spec = parse_policy_spec(policy)
+    log = replay(trace, spec.policy, horizon_ms=1000, config=spec.config(trace.config))
     report = build_report(log)
     return report.summary, report.tables["pods"].filter(pl.col("bound_s").is_not_null()), gpus
 
@@ -121,6 +124,14 @@ def test_small_static_run_is_assignable_and_the_check_can_fail(tmp_path):
     assert unassignable_nodes(pods_off, gpus_off) != []
     eq = summary["gpu_equiv"]
     assert 0 < eq["allocation_at_100"] <= eq["allocation_at_130"] <= eq["allocated_at_end"] <= 1
+
+
+@pytest.mark.parametrize("config", [None, PACKING], ids=["default", "packing"])
+def test_fast_path_equals_reference_on_a_static_openb_run(tmp_path, config):
+    fast = static_replay("default", config, limit=600, tmp=tmp_path)
+    ref = static_replay("default", config, limit=600, tmp=tmp_path, policy="pod+no-batching")
+    assert fast[0] == ref[0]
+    assert fast[1].equals(ref[1])
 
 
 @pytest.mark.slow

@@ -23,15 +23,15 @@ Mapping (units as the dataset README gives them):
 * **GPUs** (``alibaba.com/gpu-milli``, documented extended resource, 1000 per physical GPU): a
   whole-GPU pod (``num_gpu`` = k ≥ 1, ``gpu_milli`` = 1000) asks for ``nvidia.com/gpu: k`` *and*
   ``alibaba.com/gpu-milli: 1000·k``; a shared-GPU pod (``num_gpu`` = 1, ``gpu_milli`` < 1000)
-  asks for ``alibaba.com/gpu-milli: gpu_milli`` only. So whole GPUs are never handed out twice and
-  shared pods pack by their GPU fraction: a node takes a whole-GPU pod only while k·1000 milli are
-  free, i.e. only while the shared pods already there fit in the other GPUs. This is the per-node
-  *aggregate* of the trace cluster's GPU-sharing scheduler: it admits every placement an ideal
-  per-GPU packer could make, and a few it could not (three 600-milli pods on a 2-GPU node; gangsim
-  does not model which physical GPU a share sits on). Summed over the pods, ``gpu-milli``/1000 is
-  the trace's GPU request (6,086.8 GPUs for ``default``). ``--shared-gpu whole`` instead gives
-  every shared pod a whole GPU (no sharing: the pessimistic bound). gangsim's GPU report columns
-  count ``nvidia.com/gpu`` only, so shared pods do not show there under ``milli``.
+  asks for ``alibaba.com/gpu-milli: gpu_milli`` only. Every GPU node declares
+  ``gangsim.dev/gpu-share: alibaba.com/gpu-milli``, so the scheduler sees each physical GPU
+  (``gangsim.api.devices``): a shared pod must fit inside ONE GPU's free share and a whole-GPU pod
+  takes entirely free GPUs, as the trace cluster's GPU-sharing scheduler and the FGD simulator
+  do. Summed over the pods, ``gpu-milli``/1000 is the trace's GPU request (6,086.8 GPUs for
+  ``default``). ``--shared-gpu whole`` instead gives every shared pod a whole GPU (no sharing:
+  the pessimistic bound; no share is declared then). The reports' ``gpu_equiv`` figures count
+  shared pods by their share.
+* **Static mode** (``--inflate R [--seed N]``, FGD's experiment): see ``_static``.
 * **GPU model constraint** (``gpu_spec``, ``|``-separated): one model → ``nodeSelector``
   ``alibaba.com/gpu-model``; several → a required node affinity ``In`` the models.
 * **Priorities**: none by default (every pod 0, as in the FGD simulator). ``--priority LS=1000
