@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from gangsim.api.devices import GPU, give, pick, share_per_device, take
+from gangsim.api.devices import GPU, pick, share_per_device
 from gangsim.api.objects import Node
 from gangsim.scheduler.framework.types import ResourceIndex
 
@@ -76,19 +76,23 @@ class DeviceTable:
         return pick(self.free[row, :n].tolist(), int(self.per[row]), whole, shared)
 
     def take(self, row: int, demand: np.ndarray, ids: tuple[int, ...]) -> None:
-        self._apply(row, demand, ids, take)
+        """``api.devices.take`` on the row (in place, few scalar writes: binds are hot)."""
+        if ids:
+            self._add(row, demand, ids, -1)
 
     def give(self, row: int, demand: np.ndarray, ids: tuple[int, ...]) -> None:
-        self._apply(row, demand, ids, give)
+        """``api.devices.give`` on the row; ids past a shrunk node's last GPU are gone."""
+        if ids:
+            self._add(row, demand, ids, 1)
 
-    def _apply(self, row: int, demand: np.ndarray, ids: tuple[int, ...], op) -> None:  # noqa: ANN001
-        if not ids:
-            return
+    def _add(self, row: int, demand: np.ndarray, ids: tuple[int, ...], sign: int) -> None:
         whole, shared = self.request(row, demand)
+        amount = sign * (int(self.per[row]) if whole else shared)
         n = int(self.count[row])
-        free = self.free[row, :n].tolist()
-        op(free, [i for i in ids if i < n], int(self.per[row]), whole, shared)
-        self.free[row, :n] = free
+        free = self.free[row]
+        for i in ids:
+            if i < n:
+                free[i] += amount
 
     # ---- many rows (Filter, Score, capacity) --------------------------------------------------------
     def requests(self, rows: np.ndarray, demand: np.ndarray) -> tuple[int, np.ndarray]:

@@ -31,6 +31,7 @@ class DeviceView(Protocol):
     per: np.ndarray  # int64 [rows]: share units per GPU (1 without a declared share)
     share_col: np.ndarray  # int64 [rows]: column of the declared share resource, -1 none
     free: np.ndarray  # int64 [rows, devices]: each device's free share, -1 past the last
+    any_share: bool  # some node declares a share (else whole GPUs only: the counter decides)
 
     def requests(self, rows: np.ndarray, demand: np.ndarray) -> tuple[int, np.ndarray]: ...
 

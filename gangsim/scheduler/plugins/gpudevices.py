@@ -52,6 +52,8 @@ class GPUDevices(CapacityPlugin, ScorePlugin, EnqueueExtensions):
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         codes = np.zeros(len(rows), dtype=np.int8)
         d = self.snapshot.nodes.devices
+        if not d.any_share:
+            return codes  # every device is a whole GPU: NodeResourcesFit's counter decides alone
         whole, shared = d.requests(rows, pod.demand)
         if whole:
             short = d.whole_free(rows) < whole
@@ -78,7 +80,7 @@ class GPUDevices(CapacityPlugin, ScorePlugin, EnqueueExtensions):
         takes one GPU and lowers that GPU's count by exactly one, whichever GPU it takes)."""
         d = self.snapshot.nodes.devices
         whole, shared = d.requests(rows, pod.demand)
-        if whole:
+        if whole and d.any_share:
             return d.whole_free(rows) // whole
         out = np.full(len(rows), _MANY, dtype=np.int64)
         asks = shared > 0
