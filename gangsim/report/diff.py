@@ -86,7 +86,13 @@ def _template() -> dict:
 def _optional_types() -> dict[str, type]:
     """Keys of the sections a run has only sometimes (``gpu_equiv``: some pod held a GPU share)."""
     always = flatten(_template())
-    return {k: type(v) for k, v in flatten(build_summary(EventLog(shared_gpu=True))).items() if k not in always}
+    out: dict[str, type] = {}
+    for section, values in build_summary(EventLog(shared_gpu=True)).items():
+        if isinstance(values, Mapping):
+            for sub, v in values.items():  # None: a ratio the empty run leaves undefined
+                if f"{section}.{sub}" not in always and not isinstance(v, (str, bool)):
+                    out[f"{section}.{sub}"] = int if isinstance(v, int) else float
+    return out
 
 
 def optional_metric_types(summaries: Sequence[Mapping]) -> dict[str, type]:

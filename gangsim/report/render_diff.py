@@ -68,7 +68,7 @@ class ToneGrid:
 
 def _is_gpu_time(key: str) -> bool:
     section, _, leaf = key.rpartition(".")
-    return section == "gpu" or "gpu" in leaf
+    return section.startswith("gpu") or "gpu" in leaf  # gpu and gpu_equiv sections
 
 
 def _gpu_time(gpu_s: float) -> str:
@@ -84,7 +84,7 @@ def fmt_metric(key: str, value: float | int | None) -> str:
     if value is None:
         return "n/a"
     leaf = key.rpartition(".")[2]
-    if leaf == "utilization":
+    if leaf in ("utilization", "allocated_at_end") or leaf.startswith("allocation_at_"):  # ratios (gpu_equiv.allocation_at_*)
         return f"{value:.1%}"
     if leaf.endswith("_s"):
         return _gpu_time(value) if _is_gpu_time(key) else fmt_duration(value)
@@ -101,7 +101,7 @@ def fmt_delta(key: str, value: float | int | None) -> str:
         return "="
     sign = "+" if value > 0 else ""
     leaf = key.rpartition(".")[2]
-    if leaf == "utilization":
+    if leaf in ("utilization", "allocated_at_end") or leaf.startswith("allocation_at_"):
         return f"{sign}{value * 100:.1f} pp"
     return sign + fmt_metric(key, value)
 

@@ -234,7 +234,7 @@ def _fmt_value(section: str, key: str, value: object) -> str:
         return "n/a"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if (key == "utilization" or key.startswith("allocat")) and isinstance(value, float):
+    if (key in ("utilization", "allocated_at_end") or key.startswith("allocation_at_")) and isinstance(value, float):
         return f"{value:.1%}"
     if key.endswith("_s") and isinstance(value, (int, float)):
         # GPU time (the gpu and gpu_equiv sections, lost_gpu_s) reads as GPU-seconds; the rest are durations
