@@ -13,6 +13,8 @@ import textwrap
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gangsim.api.devices import assignable, pick
 from gangsim.errors import InputError
@@ -231,3 +233,32 @@ def test_bad_gpu_share_annotation(tmp_path, text, message):
     with pytest.raises(InputError) as exc:
         load_trace([path])
     assert message in str(exc.value)
+
+
+# ---- property: the devices column never over-commits a GPU ----------------------------------------------
+def _device_loads(pods: pl.DataFrame) -> dict[tuple[str, int], list[int]]:
+    """(node, GPU id) -> what each live pod holds there (1000 for a whole GPU)."""
+    live = pods.filter(pl.col("bound_s").is_not_null() & pl.col("ended_s").is_null())
+    loads: dict[tuple[str, int], list[int]] = {}
+    for r in live.iter_rows(named=True):
+        if not r["devices"]:
+            continue
+        ids = [int(i) for i in r["devices"].split(",")]
+        each = 1000 if r["gpus"] else r["gpu_milli"]
+        assert len(ids) == max(r["gpus"], 1)
+        for i in ids:
+            loads.setdefault((r["node"], i), []).append(each)
+    return loads
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), policy=st.sampled_from(["pod", "gang"]), horizon_s=st.integers(200, 4000))
+def test_no_gpu_is_ever_overcommitted(tmp_path, seed, policy, horizon_s):
+    """At any horizon of a random shared-GPU trace with preemption, each GPU holds at most 1000
+    milli, a whole-GPU pod has its GPUs to itself, and ids exist on the node."""
+    pods = run(tmp_path, _random_trace(seed), policy, horizon_ms=horizon_s * 1000)
+    for (_, _), held in _device_loads(pods).items():
+        assert sum(held) <= 1000, held
+    text = _random_trace(seed)
+    sizes = {f"n{i}": int(part.split('nvidia.com/gpu: "')[1].split('"')[0]) for i, part in enumerate(text.split("kind: Node")[1:])}
+    assert all(i < sizes[n] for n, i in _device_loads(pods))
