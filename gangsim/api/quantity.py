@@ -31,6 +31,7 @@ CPU = "cpu"
 MEMORY = "memory"
 PODS = "pods"
 EPHEMERAL_STORAGE = "ephemeral-storage"
+MAX_INT64 = 2**63 - 1  # Kubernetes integers and quantities (in their base unit) are int64
 GPU = "nvidia.com/gpu"
 
 

@@ -28,7 +28,7 @@ from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.load.limits import MAX_DURATION_MS, check_duration_ms
 from gangsim.api.objects import DEFAULT_SCHEDULER, Source
 from gangsim.errors import InputError, invalid, required
-from gangsim.load.fields import Obj, duplicate, shown
+from gangsim.load.fields import Obj, duplicate, known_names, shown
 from gangsim.load.meta import check_type
 from gangsim.load.podspec import check_resource_name
 
@@ -148,7 +148,7 @@ class _Decoder:
         if name == "*" and allow_all:
             return name
         if name not in KNOWN_PLUGINS:
-            raise o.error("name", invalid(o.fp("name"), name, f"unknown plugin (gangsim knows {', '.join(sorted(KNOWN_PLUGINS))})"))
+            raise o.error("name", invalid(o.fp("name"), name, f"unknown plugin ({known_names(name, sorted(KNOWN_PLUGINS), 'gangsim knows')})"))
         return name
 
     def plugin_set(self, s: Obj, point: str, weights: dict[str, int], disabled: set[str], preemption: list[bool]) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterator, Mapping
 
 import orjson
 
+from gangsim.api.quantity import MAX_INT64
 from gangsim.errors import FieldError, InputError, cut, invalid, required, unsupported
 
 DNS1123_LABEL_MAX = 63
@@ -59,6 +60,14 @@ class Shown:
 
 def shown(value: object) -> object:
     return Shown(value) if isinstance(value, (dict, list, tuple)) else value
+
+
+def known_names(name: str, known: Collection[str], label: str = "known") -> str:
+    """``did you mean "x"?`` when ``name`` is a near miss (a typo) of one of ``known`` (difflib's ratio
+    ≥ 0.8: "NodeResourceFit" → "NodeResourcesFit", but not "Coscheduling" → "GangScheduling"), else
+    ``<label>: a, b, c`` (in the given order): the tail of an "unknown name" message."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
+    return f'did you mean "{close[0]}"?' if close else f"{label}: {', '.join(known)}"
 
 
 def not_supported(field: str, value: object, supported: Collection[str]) -> FieldError:
@@ -158,14 +167,13 @@ class Obj:
         value = self.d.get(key)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                raise self.error(key, invalid(self.fp(key), shown(value), "must be an integer"))
-        if lo is not None and value < lo:
+        if isinstance(value, bool) or not isinstance(value, int):  # 3.0 too, as ``limits.check_count``
+            raise self.error(key, invalid(self.fp(key), shown(value), "must be an integer"))
+        lo = -MAX_INT64 - 1 if lo is None else lo  # every integer field fits int64 (issue 17)
+        hi = MAX_INT64 if hi is None else hi
+        if value < lo:
             raise self.error(key, invalid(self.fp(key), value, f"must be greater than or equal to {lo}"))
-        if hi is not None and value > hi:
+        if value > hi:
             raise self.error(key, invalid(self.fp(key), value, f"must be less than or equal to {hi}"))
         return value
 

@@ -10,9 +10,11 @@ Limits (documented in README, "Limits")::
                                     ephemeral-storage in bytes, pods, extended resources in units
     MAX_PODS_PER_JOB    100_000     a Job's spec.parallelism (and spec.completions)
     MAX_NODES_PER_POOL  100_000     a NodePool's spec.count
+    MAX_CLUSTER_GPUS    1,000,000   nvidia.com/gpu on the live nodes at any instant (load/trace.py)
     MAX_DURATION_MS     100 years   any duration (365-day years), in milliseconds
     MAX_VALUE_CHARS     80          a user value echoed in a message is cut to this, with "…"
-    MAX_MESSAGE_CHARS   1000        a whole one-line error message is cut to this, with "…"
+    MAX_LINE_CHARS      300         a whole error line as printed; ``errors.fit`` shortens a longer one
+                                    (value cut further, apimachinery's regex hint dropped, end cut)
 
 API (stable; the importers use it)::
 
@@ -29,7 +31,7 @@ Each check raises ``gangsim.errors.InputError`` carrying an apimachinery ``Field
 (``spec.parallelism: Invalid value: 1e+308: must be an integer between 0 and 100000``) and the
 ``line`` when given; the caller adds file and object with ``InputError.located``.
 
-``MAX_VALUE_CHARS``, ``MAX_MESSAGE_CHARS`` and ``cut`` are defined in ``gangsim.errors`` (every
+``MAX_VALUE_CHARS``, ``MAX_LINE_CHARS`` and ``cut`` are defined in ``gangsim.errors`` (every
 message is rendered there, and ``gangsim.errors`` cannot import ``gangsim.load``) and re-exported here.
 
 Layering: imports only ``gangsim.errors``, ``gangsim.api.quantity`` and ``gangsim.load.fields``.
@@ -39,17 +41,18 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from gangsim.api.quantity import QuantityError, resource_amount
-from gangsim.errors import MAX_MESSAGE_CHARS, MAX_VALUE_CHARS, InputError, cut, invalid
+from gangsim.api.quantity import MAX_INT64, QuantityError, resource_amount
+from gangsim.errors import MAX_LINE_CHARS, MAX_VALUE_CHARS, InputError, cut, invalid
 from gangsim.load.fields import shown as _shown
 
 __all__ = [
     "MAX_INT64",
     "MAX_PODS_PER_JOB",
     "MAX_NODES_PER_POOL",
+    "MAX_CLUSTER_GPUS",
     "MAX_DURATION_MS",
     "MAX_VALUE_CHARS",
-    "MAX_MESSAGE_CHARS",
+    "MAX_LINE_CHARS",
     "MAX_QUANTITY_CHARS",
     "check_count",
     "check_quantity_int64",
@@ -57,9 +60,11 @@ __all__ = [
     "cut",
 ]
 
-MAX_INT64 = 2**63 - 1
 MAX_PODS_PER_JOB = 100_000
 MAX_NODES_PER_POOL = 100_000
+# GPUs (nvidia.com/gpu) on the cluster at any one time: the reports integrate GPUs over time in
+# int64 milliseconds, and 10**6 GPUs over MAX_DURATION_MS (3.2e18 GPU-ms) stays inside int64
+MAX_CLUSTER_GPUS = 1_000_000
 MAX_DURATION_MS = 100 * 365 * 86_400_000  # 100 years of 365 days
 MAX_QUANTITY_CHARS = 64  # longer strings are not quantities (int64 has 19 digits); parsing them would be slow
 

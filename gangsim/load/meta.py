@@ -10,7 +10,7 @@ from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.load.limits import check_duration_ms
 from gangsim.api.objects import NAMESPACED, object_ref
 from gangsim.errors import forbidden, invalid, required, unsupported
-from gangsim.load.fields import Obj, check_name, not_supported, shown
+from gangsim.load.fields import Obj, check_name, known_names, not_supported, shown
 
 # Accepted kinds and their apiVersions (the first one is what messages suggest).
 API_VERSIONS: dict[str, tuple[str, ...]] = {
@@ -131,8 +131,7 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
         path = f"{ann.path}[{key}]"
         kinds = ANNOTATION_KINDS.get(key)
         if kinds is None:
-            known = ", ".join(ANNOTATION_KINDS)
-            raise ann.error(key, unsupported(path, f"unknown gangsim annotation (known: {known})"))
+            raise ann.error(key, unsupported(path, f"unknown gangsim annotation ({known_names(key, ANNOTATION_KINDS)})"))
         if kind not in kinds:
             if kind == "template":
                 detail = f"{key} is not read on a Job's pod template: set it on the Job"

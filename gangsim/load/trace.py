@@ -19,6 +19,7 @@ from pathlib import Path
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.duration import format_duration_ms
 from gangsim.api.objects import Node, NodePool, Source, object_ref
+from gangsim.api.quantity import GPU
 from gangsim.api.trace import Op, Trace, TraceEvent
 from gangsim.errors import FieldError, InputError, invalid
 from gangsim.load.config import CONFIG_KIND, decode_config
@@ -27,6 +28,7 @@ from gangsim.load.documents import Document, expand_paths, read_documents
 from gangsim.load.events import Collected, RawEvent, collect
 from gangsim.load.expand import pool_node, pool_node_raw
 from gangsim.load.fields import Obj, line_of, shown
+from gangsim.load.limits import MAX_CLUSTER_GPUS
 from gangsim.load.meta import ARRIVAL, REMOVE_AT, check_type
 from gangsim.load.patch import check_update, merge_patch, patch_document, patch_line
 from gangsim.load.priority import Priorities
@@ -214,6 +216,8 @@ class Replay:
         self.warnings = warnings
         self.alive: dict[Key, _Entry] = {}
         self.out: list[TraceEvent] = []
+        self.node_gpus: dict[str, int] = {}  # live nodes' nvidia.com/gpu, for MAX_CLUSTER_GPUS
+        self.cluster_gpus = 0
 
     def run(self, events: list[RawEvent]) -> list[TraceEvent]:
         for ev in events:
@@ -229,7 +233,19 @@ class Replay:
             self.delete(ev)
 
     def emit(self, ev: RawEvent, op: Op, kind: str, namespace: str, name: str, obj: object, order: tuple[int, ...]) -> None:
+        if kind == "Node":
+            self._count_gpus(ev, name, obj.allocatable.get(GPU, 0) if isinstance(obj, Node) else 0)
         self.out.append(TraceEvent(ev.at_ms, op, kind, namespace, name, obj, ev.source, order))
+
+    def _count_gpus(self, ev: RawEvent, node: str, gpus: int) -> None:
+        """Keep the GPUs of the live nodes within MAX_CLUSTER_GPUS (events come in time order)."""
+        self.cluster_gpus += gpus - self.node_gpus.pop(node, 0)
+        if gpus:
+            self.node_gpus[node] = gpus
+        if self.cluster_gpus > MAX_CLUSTER_GPUS:
+            field = "spec.template.status.allocatable" if ev.kind == "NodePool" else "status.allocatable"
+            detail = f"the cluster would have {self.cluster_gpus:,} GPUs at {format_duration_ms(ev.at_ms)}: gangsim replays at most {MAX_CLUSTER_GPUS:,}"
+            raise InputError(invalid(f"{field}[{GPU}]", gpus, detail), file=ev.source.file, line=ev.source.line, obj=object_ref(ev.kind, ev.namespace, ev.name))
 
     def _add(self, ev: RawEvent, key: Key, raw: dict, obj: object) -> None:
         known = self.alive.get(key)

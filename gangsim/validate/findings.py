@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gangsim.api.objects import Source
-from gangsim.errors import MAX_MESSAGE_CHARS, FieldError, InputError, cut
+from gangsim.errors import MAX_LINE_CHARS, FieldError, InputError, cut, fit
 
 ERROR = "error"
 WARNING = "warning"
@@ -112,6 +112,9 @@ def error_code(detail: object) -> str:
     return "input"
 
 
+MAX_WARNING_CHARS = 1000
+
+
 class Findings:
     """Findings as they are found, sorted at the end by file (command-line order), line, then errors
     before warnings; an identical finding is kept once."""
@@ -124,16 +127,23 @@ class Findings:
         """Give ``file`` the next rank, unless it has one (files sort in the order they are ranked)."""
         self._file_rank.setdefault(file, len(self._file_rank))
 
-    def add(self, severity: str, code: str, file: str | None, line: int | None, obj: str, message: str) -> None:
+    def add(self, severity: str, code: str, file: str | None, line: int | None, obj: str, message: str | FieldError) -> None:
         where = f"{file}:{line}" if file and line else (file or "")
         rank = self._file_rank.get(file or "", -1 if not file else len(self._file_rank))
         key = (rank, line or 0, 0 if severity == ERROR else 1, len(self._found))
-        # the same bounds as ``InputError.__str__`` (``run``): the object cut like a value, the line capped
-        message = cut(" ".join(message.split("\n")), MAX_MESSAGE_CHARS)
-        self._found.append((key, Finding(severity, code, where, cut(obj), message)))
+        # errors: the same bounds as ``InputError.__str__`` (``run``), the object cut like a value and
+        # the whole line as ``render_findings`` prints it within MAX_LINE_CHARS; warnings are gangsim's
+        # own advice (a few sentences), only kept to one line and capped
+        obj = cut(obj)
+        if severity == ERROR:
+            printed = sum(len(p) + 2 for p in (where, severity, obj) if p) + len(code) + 3
+            message = fit(message, MAX_LINE_CHARS - printed)
+        else:
+            message = cut(" ".join(str(message).split("\n")), MAX_WARNING_CHARS)
+        self._found.append((key, Finding(severity, code, where, obj, message)))
 
     def error(self, exc: InputError) -> None:
-        self.add(ERROR, error_code(exc.detail), exc.file, exc.line, exc.obj or "", str(exc.detail))
+        self.add(ERROR, error_code(exc.detail), exc.file, exc.line, exc.obj or "", exc.detail)
 
     def warn(self, code: str, source: Source | None, obj: str, message: str) -> None:
         self.add(WARNING, code, source.file if source else None, source.line if source else None, obj, message)

@@ -18,8 +18,8 @@ Outcome classes (``Outcome.failure``, None when fine):
 * ``exit<N>``            any other exit code than 0, 1, 2.
 
 For ``import`` cases that exit 0, the written trace is then replayed (``run --horizon 1h``);
-a failure there is classified the same way, prefixed ``roundtrip-``. ``roundtrip-rejected``
-(import accepted, run says exit 2) is recorded as a *note*, not a failure: issue 17 item 1 owns it.
+a failure there is classified the same way, prefixed ``roundtrip-``; ``roundtrip-rejected``
+(import accepted, run says exit 2) is a failure too: whatever ``import`` writes, ``run`` accepts.
 Notes also count exit-2 errors that are not one line or do not name the input file.
 """
 
@@ -161,7 +161,7 @@ def run_case(case: Case) -> Outcome:
             if failure or rcode == 2:
                 code, last, longest, detail = rcode, rlast, max(longest, rlongest), rdetail
             if failure is None and rcode == 2:
-                notes.append("roundtrip-rejected")
+                failure = "roundtrip-rejected"  # import accepted what run refuses (issue 17 item 1)
         return Outcome(case.seed, case.target, code, failure, last, longest, time.perf_counter() - started, notes, case.describe(), detail)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -102,6 +102,15 @@ def test_which_policy_lets_the_pending_gang_in(tmp_path):
         ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {conditions: []}\n", "c.yaml:4: Node n: status.allocatable: Required value"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {requests: {cpu: '1'}}\n  containers: [{name: c}]\n", "c.yaml:5: Pod default/p: spec.resources: Unsupported field: gangsim does not model pod-level resources"),
         ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p\n", "c.yaml:"),
+        # what ``run`` would refuse, ``import`` refuses, at the object's place in the dump (issue 17 item 1)
+        (
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {kubernetes.io/hostname: {nested: n}}\nstatus: {allocatable: {cpu: '1'}}\n",
+            'c.yaml:1: Node n: metadata.labels[kubernetes.io/hostname]: Invalid value: {"nested":"n"}: label values must be strings',
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  schedulingGroup: [{podGroupName: g}]\n  containers: [{name: c}]\n",
+            'c.yaml:1: Pod ml/p: spec.schedulingGroup: Invalid value: [{"podGroupName":"g"}]: must be an object',
+        ),
     ],
 )
 def test_broken_input_exits_2(tmp_path, doc, message):
@@ -110,3 +119,19 @@ def test_broken_input_exits_2(tmp_path, doc, message):
     res = invoke("import", "kubectl", str(path))
     assert res.exit_code == 2
     assert message in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_repeated_objects_are_imported_once_with_a_note(tmp_path):
+    """Overlapping dumps (or one dump given twice): the first copy of an object wins, said once."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch}\nvalue: 10\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '4', nvidia.com/gpu: '8'}}\n"
+    )
+    out = tmp_path / "t.jsonl"
+    res = invoke("import", "kubectl", str(path), str(path), "-o", str(out))
+    assert res.exit_code == 0, res.stderr
+    assert "skipped 2 repeated objects (same kind, namespace and name as an earlier one: the first copy is imported)" in res.stderr
+    kinds = [rec.get("create", {}).get("kind") for rec in read_jsonl(out)]
+    assert kinds == [None, "PriorityClass", "Node"]
+    assert invoke("run", str(out), "--horizon", "1h", "--no-progress").exit_code == 0

@@ -163,6 +163,27 @@ def test_broken_pod_lists_exit_2_naming_line_and_field(tmp_path, case):
     assert not out.exists() and not list(tmp_path.glob(".gangsim-*"))
 
 
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (POD_HEADER.replace("creation_time", "inf"), "column 9 is 'inf', expected 'creation_time'"),
+        (POD_HEADER.replace(",scheduled_time", ""), "column 11 ('scheduled_time') is missing"),
+        (POD_HEADER.replace("scheduled_time", "scheduled_time,extra"), "column 12 ('extra') is not an openb pod column"),
+        (POD_HEADER.replace("qos", "q" * 10_000), f"column 7 is '{'q' * 39}…', expected 'qos'"),
+    ],
+    ids=["renamed", "missing", "extra", "10000-characters"],
+)
+def test_unexpected_header_names_the_first_wrong_column(tmp_path, header, message):
+    """One column named, not both headers echoed: the line stays short (issue 17 item 3)."""
+    (tmp_path / "nodes.csv").write_text(NODE_CSV)
+    (tmp_path / "pods.csv").write_text(header + GOOD)
+    res = invoke("import", "openb", str(tmp_path / "nodes.csv"), str(tmp_path / "pods.csv"))
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert line.startswith(f"gangsim: error: {tmp_path / 'pods.csv'}:1: unexpected CSV header: {message} (an openb pod list has "), line
+    assert "\n" not in line and len(line) <= 300
+
+
 def test_broken_node_list_names_line_and_field(tmp_path):
     (tmp_path / "nodes.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\nn-0,32000,262144,2,T4\nn-1,32000,262144,-2,T4\n")
     (tmp_path / "pods.csv").write_text(POD_HEADER + GOOD)

@@ -152,11 +152,15 @@ def test_score_enable_keeps_default_weight(load):
         ),
         pytest.param(
             "profiles:\n- plugins:\n    preFilter:\n      disabled: [{name: Coscheduling}]\n",
-            "t.yaml:6: KubeSchedulerConfiguration: profiles[0].plugins.preFilter.disabled[0].name: Invalid value: \"Coscheduling\": unknown plugin (gangsim knows "
-            "DefaultBinder, DefaultPreemption, DynamicResources, GPUDevices, GangScheduling, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts, "
-            "NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, NodeVolumeLimits, PodTopologySpread, PrioritySort, SchedulingGates, "
-            "TaintToleration, VolumeBinding, VolumeRestrictions, VolumeZone)",
+            # the list of known plugins is cut so that the printed line stays within 300 characters
+            "t.yaml:6: KubeSchedulerConfiguration: profiles[0].plugins.preFilter.disabled[0].name: Invalid value: \"Coscheduling\": unknown plugin (gangsim knows: "
+            "DefaultBinder, DefaultPreemption, DynamicResources, GPUDevices, GangScheduling, ImageLocality, InterPodAffinity, NodeAffinity, NodeName…",
             id="unknown-plugin",
+        ),
+        pytest.param(
+            "profiles:\n- plugins:\n    filter:\n      disabled: [{name: NodeResourceFit}]\n",
+            't.yaml:6: KubeSchedulerConfiguration: profiles[0].plugins.filter.disabled[0].name: Invalid value: "NodeResourceFit": unknown plugin (did you mean "NodeResourcesFit"?)',
+            id="unknown-plugin-near-miss",
         ),
         pytest.param(
             "percentageOfNodesToScore: 101\n",

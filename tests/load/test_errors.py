@@ -113,7 +113,7 @@ CASES = [
     pytest.param(
         pod_yaml(annotations="{gangsim.dev/durration: 1h}"),
         "t.yaml:5: Pod default/p: metadata.annotations[gangsim.dev/durration]: Unsupported field: unknown gangsim annotation "
-        "(known: gangsim.dev/arrival, gangsim.dev/duration, gangsim.dev/checkpoint-interval, gangsim.dev/remove-at, gangsim.dev/rendezvous-timeout, gangsim.dev/pod-creation-interval, gangsim.dev/gpu-share)",
+        '(did you mean "gangsim.dev/duration"?)',
         id="unknown-gangsim-annotation",
     ),
     pytest.param(

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from gangsim.api.objects import Source
 from gangsim.cli import app
-from gangsim.errors import InputError, cut
+from gangsim.errors import ERROR_PREFIX, MAX_LINE_CHARS, InputError, cut, fit, invalid
+from gangsim.load.fields import SUBDOMAIN_MSG
 from gangsim.load.decode import Decoder, Warnings
 from gangsim.load.limits import (
     MAX_DURATION_MS,
@@ -77,6 +78,18 @@ CASES = [
     pytest.param(pod("{}", annotations="gangsim.dev/duration: 1e999999999"), "t.yaml:8", "Pod default/p", 'metadata.annotations[gangsim.dev/duration]: Invalid value: "1e999999999": exponent out of range', id="duration-huge-exponent"),
     pytest.param(pod("{}", annotations="gangsim.dev/duration: '" + "9" * 5000 + "'"), "t.yaml:8", "Pod default/p", f'metadata.annotations[gangsim.dev/duration]: Invalid value: "{"9" * 79}…": durations must be no more than 64 characters', id="duration-5000-digits"),
     pytest.param(pod("{cpu: " + "x" * 500 + "}"), "t.yaml:12", "Pod default/p", f'{REQ}[cpu]: Invalid value: "{"x" * 79}…": quantities must be no more than 64 characters', id="long-value-cut"),
+    pytest.param(
+        NODE + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {terminationGracePeriodSeconds: 30.0, containers: [{name: c}]}\n", "t.yaml:9", "Pod default/p",
+        "spec.terminationGracePeriodSeconds: Invalid value: 30.0: must be an integer", id="integer-field-float",
+    ),
+    pytest.param(
+        NODE + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {terminationGracePeriodSeconds: " + "9" * 30 + ", containers: [{name: c}]}\n", "t.yaml:9", "Pod default/p",
+        f"spec.terminationGracePeriodSeconds: Invalid value: {'9' * 30}: must be less than or equal to {MAX_INT64}", id="integer-field-beyond-int64",
+    ),
+    pytest.param(
+        node('nvidia.com/gpu: "600000"') + "---\n" + node('nvidia.com/gpu: "600000"').replace("n1", "n2"), "t.yaml:6", "Node n2",
+        'status.allocatable[nvidia.com/gpu]: Invalid value: 600000: the cluster would have 1,200,000 GPUs at 0s: gangsim replays at most 1,000,000', id="cluster-gpus",
+    ),
     pytest.param(
         NODE + "apiVersion: v1\nkind: Pod\nmetadata: {name: " + "a" * 1_000_000 + "}\nspec: {containers: [{name: c}]}\n", "t.yaml:8", "Pod default/" + "a" * 67 + "…",
         f'metadata.name: Invalid value: "{"a" * 79}…": must be no more than 253 characters', id="long-name-cut",
@@ -174,4 +187,32 @@ def test_cut_and_the_whole_line_cap():
     assert cut("x" * 81) == "x" * 79 + "…"
     long_field = "spec." + "k" * 5000
     line = str(InputError(f"{long_field}: Unsupported value", file="t.yaml", line=1))
-    assert len(line) == 1000 and line.endswith("…")
+    assert len(ERROR_PREFIX + line) == MAX_LINE_CHARS == 300 and line.endswith("…")
+
+
+def test_fit_cuts_the_value_further_before_the_rule():
+    # a 10,000-character label key under a long field path: the value gives way, the rule stays whole
+    path = "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key"
+    err = InputError(invalid(path, "x" * 10_000, "name part must be no more than 63 characters"), file="trace.yaml", line=285, obj="Job ml/train")
+    line = ERROR_PREFIX + str(err)
+    assert len(line) <= 300
+    assert line.endswith('…": name part must be no more than 63 characters')
+    assert line.startswith(f"gangsim: error: trace.yaml:285: Job ml/train: {path}: Invalid value: \"xxx")
+
+
+def test_fit_drops_the_regex_hint_only_when_the_line_is_too_long():
+    percent = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+    short = InputError(invalid("spec.maxUnavailable", "x", percent), file="t.yaml", line=3, obj="PodDisruptionBudget ml/a")
+    assert str(short) == f't.yaml:3: PodDisruptionBudget ml/a: spec.maxUnavailable: Invalid value: "x": {percent}'  # apimachinery's text, whole
+    long = InputError(invalid("metadata.name", "x" * 300, SUBDOMAIN_MSG), file="/tmp/some/long/dir/trace.yaml", line=3, obj="PodGroup ml/" + "x" * 300)
+    line = ERROR_PREFIX + str(long)
+    assert len(line) <= 300
+    assert line.endswith("must start and end with an alphanumeric character")
+    assert "regex" not in line
+
+
+def test_fit_of_plain_text_and_tiny_budgets():
+    assert fit("ok", 10) == "ok"
+    assert fit("a\nb", 10) == "a b"
+    assert fit("x" * 50, 10) == "x" * 9 + "…"
+    assert fit("bad (e.g. 'a', regex used for validation is 'b')", 5) == "bad"

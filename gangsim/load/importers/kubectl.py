@@ -47,7 +47,10 @@ from collections.abc import Iterator, Mapping
 
 from gangsim.errors import InputError, cut, invalid, unsupported
 from gangsim.load.documents import Document, read_documents
-from gangsim.load.limits import check_quantity_int64
+from gangsim.api.objects import Source
+from gangsim.load.decode import Decoder, Warnings
+from gangsim.load.fields import Obj
+from gangsim.load.priority import Priorities
 from gangsim.load.importers._common import MAX_INT64, GPU, ImportOptions, Stats, check_options, create, trace_header, trace_name
 
 OPTIONS = {"name", "strict"}
@@ -227,36 +230,27 @@ def _numbers(value: object, field: str, doc: Document, line: int | None) -> None
             _numbers(item, f"{field}[{i}]", doc, line)
 
 
-def _quantities(table: object, field: str, doc: Document, line: int | None) -> None:
-    """A resource list (``requests``, ``allocatable`` …): each quantity within int64 in its base unit."""
-    if not isinstance(table, Mapping):
-        return
-    for resource, value in table.items():
-        try:
-            check_quantity_int64(str(resource), value, f"{field}[{resource}]")
-        except InputError as exc:
-            raise exc.located(file=doc.file, line=_line(table, resource, line), obj=_ref(doc)) from None
+class _Verifier:
+    """What ``run`` would say of each converted object, said by ``import`` instead, at the object's
+    place in the dump (issue 17: whatever ``import`` writes, ``run`` accepts). The loader's own
+    ``Decoder`` checks each object; PriorityClasses come first and are remembered, so pods and
+    PodGroups resolve their classes as ``run`` will. Cross-object rules (a pod naming a PodGroup
+    the dump lacks, …) stay ``run``'s: they are about the trace, not the conversion."""
 
+    def __init__(self) -> None:
+        self.priorities = Priorities()
+        self.decoder = Decoder(self.priorities, Warnings())
 
-def _checked(obj: dict, doc: Document) -> dict:
-    """``obj`` (converted from ``doc``) once its numbers and quantities are what ``run`` accepts."""
-    line = doc.line
-    _numbers(obj, "", doc, line)
-    status = obj.get("status")
-    if isinstance(status, Mapping):
-        _quantities(status.get("allocatable"), "status.allocatable", doc, _line(doc.data.get("status"), "allocatable", line))
-    spec = obj.get("spec")
-    if obj.get("kind") == "Pod" and isinstance(spec, Mapping):
-        raw_spec = doc.data.get("spec")
-        _quantities(spec.get("overhead"), "spec.overhead", doc, _line(raw_spec, "overhead", line))
-        for key in ("containers", "initContainers"):
-            raw = raw_spec.get(key) if isinstance(raw_spec, Mapping) else None
-            for i, c in enumerate(spec.get(key) or []):
-                res = c.get("resources") or {}
-                raw_c = raw[i] if isinstance(raw, list) and i < len(raw) else None
-                for kind in ("requests", "limits"):
-                    _quantities(res.get(kind), f"spec.{key}[{i}].resources.{kind}", doc, _line(raw_c, "resources", _line(raw_spec, key, line)))
-    return obj
+    def __call__(self, obj: dict, doc: Document) -> dict:
+        _numbers(obj, "", doc, doc.line)  # before decoding: orjson writes only 64-bit integers
+        source = Source(doc.file, doc.line)
+        decoded = self.decoder.decode(obj, source, status_warning=False)
+        if decoded.kind == "PriorityClass":
+            try:
+                self.priorities.add(decoded.obj, Obj(obj, "", doc.line))
+            except InputError as exc:
+                raise exc.located(file=doc.file, line=doc.line, obj=_ref(doc)) from None
+        return obj
 
 
 def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
@@ -278,16 +272,26 @@ _CURRENT: list[Document | None] = [None]  # the document being converted, for er
 def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
     by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
     skipped: dict[str, int] = {}
+    seen: set[str] = set()
+    repeated = 0
     for doc in _documents(sources):
         kind = doc.data.get("kind")
         if isinstance(kind, str) and kind in by_kind:
+            ref = _ref(doc)
+            if ref in seen:  # overlapping dumps (or one given twice): the first copy wins
+                repeated += 1
+                continue
+            seen.add(ref)
             by_kind[kind].append(doc)
         else:
             skipped[str(kind)] = skipped.get(str(kind), 0) + 1
     for kind, n in skipped.items():
         stats.note(f"skipped {n} {kind} object{'s' if n > 1 else ''} (gangsim imports {', '.join(KINDS)}; pods are imported as they are)")
+    if repeated:
+        stats.note(f"skipped {repeated} repeated object{'s' if repeated > 1 else ''} (same kind, namespace and name as an earlier one: the first copy is imported)")
     out: list[dict] = []
     classes: set[str] = set()
+    verify = _Verifier()
     for doc in by_kind["PriorityClass"]:
         _CURRENT[0] = doc
         d = doc.data
@@ -299,11 +303,11 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
         for key in ("value", "globalDefault", "preemptionPolicy", "description"):
             if key in d:
                 pc[key] = d[key]
-        out.append(_checked(pc, doc))
+        out.append(verify(pc, doc))
         stats.add("priority classes")
     for doc in by_kind["Node"]:
         _CURRENT[0] = doc
-        node = _checked(_node(doc), doc)
+        node = verify(_node(doc), doc)
         out.append(node)
         stats.add("nodes")
         gpus = str(node["status"]["allocatable"].get(GPU, "0"))
@@ -314,7 +318,7 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
             _CURRENT[0] = doc
             d = doc.data
             obj = {"apiVersion": d.get("apiVersion"), "kind": kind, "metadata": _meta(d, keep_annotations=True), "spec": d.get("spec")}
-            out.append(_checked(obj, doc))
+            out.append(verify(obj, doc))
             stats.add(f"{kind}s")
     pods = _Pods(classes, options, stats)
     bound: list[dict] = []
@@ -325,7 +329,7 @@ def _read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[
         if converted is None:
             continue
         state, pod = converted
-        _checked(pod, doc)
+        verify(pod, doc)
         if state == "bound":
             bound.append(pod)
         else:

@@ -49,7 +49,7 @@ import random
 from collections.abc import Iterator
 
 from gangsim.api.devices import GPU_SHARE_ANNOTATION
-from gangsim.errors import InputError, UsageError
+from gangsim.errors import InputError, UsageError, cut
 from gangsim.load.importers._common import (
     GPU,
     MAX_INT64,
@@ -126,6 +126,24 @@ def resolve_sources(sources: list[str]) -> tuple[str, str]:
     return nodes[0], pods[0]
 
 
+def _header_mismatch(header: list[str], expected: tuple[tuple[str, ...], ...], what: str) -> str:
+    """Where ``header`` first departs from the closest expected header (the one it shares the
+    longest prefix with): one column named, not both headers echoed (issue 17: short error lines)."""
+
+    def shared(cols: tuple[str, ...]) -> int:
+        return next((i for i, (a, b) in enumerate(zip(header, cols)) if a != b), min(len(header), len(cols)))
+
+    cols = max(expected, key=shared)  # ties: the first (full) header
+    i = shared(cols)
+    if i < len(cols) and i < len(header):
+        where = f"column {i + 1} is {cut(header[i], 40)!r}, expected {cols[i]!r}"
+    elif i < len(cols):
+        where = f"column {i + 1} ({cols[i]!r}) is missing"
+    else:
+        where = f"column {i + 1} ({cut(header[i], 40)!r}) is not an openb {what} column"
+    return f"unexpected CSV header: {where} (an openb {what} list has {len(cols)} columns: {','.join(cols)})"
+
+
 def _rows(path: str, expected: tuple[tuple[str, ...], ...], what: str) -> Iterator[tuple[int, list[str], tuple[str, ...]]]:
     """(line, row, columns) for each data row; the header must be one of ``expected``."""
     lines = read_lines(path, keepends=True)
@@ -140,8 +158,7 @@ def _rows(path: str, expected: tuple[tuple[str, ...], ...], what: str) -> Iterat
         header = [h.strip() for h in header]
         columns = next((cols for cols in expected if tuple(header) == cols), None)
         if columns is None:
-            want = " or ".join(",".join(c) for c in expected)
-            raise InputError(f"unexpected CSV header {','.join(header)!r}: expected {want}", file=path, line=1)
+            raise InputError(_header_mismatch(header, expected, what), file=path, line=1)
         try:
             for row in reader:
                 if not row or (len(row) == 1 and not row[0].strip()):

@@ -49,7 +49,7 @@ import os
 from array import array
 from collections.abc import Iterator
 
-from gangsim.errors import InputError, UsageError
+from gangsim.errors import InputError, UsageError, cut
 from gangsim.load.importers._common import (
     GPU,
     MAX_INT64,
@@ -118,9 +118,9 @@ class Header:
         try:
             value = int(text.split()[0])
         except (ValueError, IndexError):
-            raise InputError(f"header {key}: Invalid value: {text!r}: must be a positive integer", file=path) from None
+            raise InputError(f"header {key}: Invalid value: {cut(text)!r}: must be a positive integer", file=path) from None
         if value <= 0:
-            raise InputError(f"header {key}: Invalid value: {text!r}: must be a positive integer", file=path)
+            raise InputError(f"header {key}: Invalid value: {cut(text)!r}: must be a positive integer", file=path)
         return value
 
 
