@@ -237,7 +237,7 @@ def _check_gpu_share(ann: Obj, share: str, allocatable: Mapping[str, int]) -> No
     gpus, units = allocatable.get(GPU, 0), allocatable.get(share, 0)
     path = f"{ann.path}[{GPU_SHARE}]"
     if gpus <= 0 or units <= 0 or units % gpus:
-        detail = f"the node's allocatable {share} ({units}) must be a positive multiple of its {GPU} ({gpus}): each GPU holds an equal share"
+        detail = f"allocatable {share} ({units}) must be a multiple of {GPU} ({gpus}), both positive"
         raise ann.error(GPU_SHARE, invalid(path, share, detail))
 
 

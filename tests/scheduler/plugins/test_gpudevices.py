@@ -222,7 +222,7 @@ def test_fast_path_equals_reference_on_shared_gpus(tmp_path, seed, policy):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param(node("n", 2, milli=1001), "t.yaml:4: Node n: metadata.annotations[gangsim.dev/gpu-share]: Invalid value: \"alibaba.com/gpu-milli\": the node's allocatable alibaba.com/gpu-milli (1001) must be a positive multiple of its nvidia.com/gpu (2): each GPU holds an equal share", id="uneven"),
+        pytest.param(node("n", 2, milli=1001), "t.yaml:4: Node n: metadata.annotations[gangsim.dev/gpu-share]: Invalid value: \"alibaba.com/gpu-milli\": allocatable alibaba.com/gpu-milli (1001) must be a multiple of nvidia.com/gpu (2), both positive", id="uneven"),
         pytest.param(node("n", 2).replace(f"gpu-share: {SHARE}", "gpu-share: nvidia.com/gpu"), "the share must be another resource than nvidia.com/gpu", id="gpu-itself"),
         pytest.param(node("n", 2).replace(f"gpu-share: {SHARE}", "gpu-share: milli"), "must name an extended resource", id="not-extended"),
     ],
