@@ -94,6 +94,9 @@ class PodRecord:
     end_reason: str = ""
     scheduling_attempts: int = 0
     waiting_reason: str = ""  # last failure / gate message while pending
+    devices: str = ""  # GPU ids it got on its node, "0,1" (``api.devices``)
+    gpu_milli: int = 0  # GPU-milli it held there (1000 per whole GPU; a shared GPU its share)
+    gpu_milli_requested: int = 0  # the same asked for (a share at the first declaring node's size)
 
 
 @dataclass(slots=True)
@@ -161,6 +164,10 @@ class EventLog:
     tl_gpus_busy: array = field(default_factory=lambda: array("q"))
     tl_pending_pods: array = field(default_factory=lambda: array("q"))
     tl_pending_gpu_pods: array = field(default_factory=lambda: array("q"))
+    # GPU-milli held / held by progressing gangs (1000 per whole GPU, shared GPUs by their share)
+    tl_milli_allocated: array = field(default_factory=lambda: array("q"))
+    tl_milli_busy: array = field(default_factory=lambda: array("q"))
+    shared_gpu: bool = False  # some pod held a share of a GPU: reports add GPU-milli columns
     pods: list[PodRecord] = field(default_factory=list)
     gangs: list[GangRecord] = field(default_factory=list)
     victims: list[VictimRecord] = field(default_factory=list)
@@ -172,6 +179,18 @@ class EventLog:
     # (kind, object, reason) -> [time of the last such event, its distinct messages so far, or
     # None once they were combined]: kept small, one per pending pod
     _similar: dict[tuple[str, str, str], list] = field(default_factory=dict)
+    _values: tuple = ()  # the timeline's value columns, in ``timeline``'s argument order
+
+    def __post_init__(self) -> None:
+        self._values = (
+            self.tl_gpus_total,
+            self.tl_gpus_allocated,
+            self.tl_gpus_busy,
+            self.tl_pending_pods,
+            self.tl_pending_gpu_pods,
+            self.tl_milli_allocated,
+            self.tl_milli_busy,
+        )
 
     def over_window(self, window_ms: int) -> "EventLog":
         """This log read over ``[0, window_ms)`` when that is longer than its own horizon.
@@ -226,51 +245,22 @@ class EventLog:
         similar[1] = None
         return COMBINED_PREFIX + message
 
-    def timeline(self, t_ms: int, total: int, allocated: int, busy: int, pending: int, pending_gpu: int) -> None:
+    def timeline(self, t_ms: int, total: int, allocated: int, busy: int, pending: int, pending_gpu: int, milli_allocated: int = 0, milli_busy: int = 0) -> None:
         """Record the GPU state from ``t_ms`` on; a later sample at the same instant replaces it."""
+        values = (total, allocated, busy, pending, pending_gpu, milli_allocated, milli_busy)
+        cols = self._values
         if self.tl_t_ms and self.tl_t_ms[-1] == t_ms:
-            self.tl_gpus_total[-1] = total
-            self.tl_gpus_allocated[-1] = allocated
-            self.tl_gpus_busy[-1] = busy
-            self.tl_pending_pods[-1] = pending
-            self.tl_pending_gpu_pods[-1] = pending_gpu
-            if len(self.tl_t_ms) >= 2 and self._same_as_previous():
-                self._pop_timeline()
+            for col, v in zip(cols, values):
+                col[-1] = v
+            if len(self.tl_t_ms) >= 2 and all(col[-1] == col[-2] for col in cols):
+                for col in (self.tl_t_ms, *cols):
+                    col.pop()
             return
-        if self.tl_t_ms and (
-            self.tl_gpus_total[-1] == total
-            and self.tl_gpus_allocated[-1] == allocated
-            and self.tl_gpus_busy[-1] == busy
-            and self.tl_pending_pods[-1] == pending
-            and self.tl_pending_gpu_pods[-1] == pending_gpu
-        ):
+        if self.tl_t_ms and all(col[-1] == v for col, v in zip(cols, values)):
             return
         self.tl_t_ms.append(t_ms)
-        self.tl_gpus_total.append(total)
-        self.tl_gpus_allocated.append(allocated)
-        self.tl_gpus_busy.append(busy)
-        self.tl_pending_pods.append(pending)
-        self.tl_pending_gpu_pods.append(pending_gpu)
-
-    def _same_as_previous(self) -> bool:
-        return (
-            self.tl_gpus_total[-1] == self.tl_gpus_total[-2]
-            and self.tl_gpus_allocated[-1] == self.tl_gpus_allocated[-2]
-            and self.tl_gpus_busy[-1] == self.tl_gpus_busy[-2]
-            and self.tl_pending_pods[-1] == self.tl_pending_pods[-2]
-            and self.tl_pending_gpu_pods[-1] == self.tl_pending_gpu_pods[-2]
-        )
-
-    def _pop_timeline(self) -> None:
-        for col in (
-            self.tl_t_ms,
-            self.tl_gpus_total,
-            self.tl_gpus_allocated,
-            self.tl_gpus_busy,
-            self.tl_pending_pods,
-            self.tl_pending_gpu_pods,
-        ):
-            col.pop()
+        for col, v in zip(cols, values):
+            col.append(v)
 
     def count(self, name: str, n: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + n

@@ -39,8 +39,12 @@ KNOWN_UNMODELLED_PLUGINS = frozenset(
         "DefaultBinder",
     }
 )
-FILTER_PLUGINS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
-ALL_PLUGINS = frozenset(FILTER_PLUGINS) | frozenset(DEFAULT_SCORE_WEIGHTS) | {"DefaultPreemption", "GangScheduling"}
+# gangsim's own GPUDevices (``scheduler.plugins.gpudevices``): a Filter in every profile, a Score
+# only when a configuration gives it a weight (upstream has no device-aware score)
+GPU_DEVICES = "GPUDevices"
+FILTER_PLUGINS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", GPU_DEVICES, "PodTopologySpread", "InterPodAffinity")
+SCORE_PLUGINS = frozenset(DEFAULT_SCORE_WEIGHTS) | {GPU_DEVICES}
+ALL_PLUGINS = frozenset(FILTER_PLUGINS) | SCORE_PLUGINS | {"DefaultPreemption", "GangScheduling"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,6 +164,8 @@ class Node:
     unschedulable: bool = False
     pool: str | None = None
     source: Source = NO_SOURCE
+    # the extended resource declared a per-GPU share (``gangsim.dev/gpu-share``; ``api.devices``)
+    gpu_share: str = ""
 
     @property
     def key(self) -> str:

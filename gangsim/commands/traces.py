@@ -135,6 +135,7 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[int | None, typer.Option("--limit", min=0, help="Import only the first N jobs/pods of the source (file order).")] = None,
         priority: Annotated[list[str] | None, typer.Option("--priority", help="KEY=VALUE: a PriorityClass for openb QoS, swf queue or gavel VC KEY (repeatable).")] = None,
         shared_gpu: Annotated[SharedGpu | None, typer.Option("--shared-gpu", case_sensitive=False, help="openb: shared-GPU pods pack by gpu-milli (milli) or get whole GPUs (whole).")] = None,
+        inflate: Annotated[float | None, typer.Option("--inflate", min=0.0, help="openb: FGD static mode: re-sample pods (--seed) until their GPU request is this × the cluster's GPUs, shuffle, all at t=0, never deleted.")] = None,
         nodes: Annotated[int | None, typer.Option("--nodes", min=1, help="swf, gavel: number of nodes (default: from the header / cluster_specs.json).")] = None,
         cores_per_node: Annotated[int | None, typer.Option("--cores-per-node", min=1, help="swf: processors per node (default: MaxProcs / MaxNodes, else 1).")] = None,
         pod_size: Annotated[int | None, typer.Option("--pod-size", min=1, help="swf: processors, gavel: GPUs per pod at most (default: a whole node).")] = None,
@@ -143,7 +144,7 @@ def register(app: typer.Typer) -> None:
         gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1, help="gavel: GPUs per node (default 8).")] = None,
         throughputs: Annotated[str | None, typer.Option("--throughputs", help="gavel: a Gavel throughputs JSON; duration = steps / V100 throughput.")] = None,
         steps_per_second: Annotated[float | None, typer.Option("--steps-per-second", help="gavel: duration = steps / this rate.")] = None,
-        seed: Annotated[int | None, typer.Option("--seed", help="gavel: seed of the default synthetic durations (1-4 h).")] = None,
+        seed: Annotated[int | None, typer.Option("--seed", help="gavel: seed of the default synthetic durations (1-4 h); openb --inflate: seed of the re-sampling and shuffle (default 42).")] = None,
         strict: Annotated[bool, typer.Option("--strict", help="kubectl: unmodelled scheduling fields of pending pods are errors, not warnings.")] = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
     ) -> None:
@@ -155,7 +156,7 @@ def register(app: typer.Typer) -> None:
 
         options = ImportOptions(
             name=name, limit=limit, priorities=_key_values(priority, "--priority"),
-            shared_gpu=shared_gpu.value if shared_gpu else None, nodes=nodes, cores_per_node=cores_per_node,
+            shared_gpu=shared_gpu.value if shared_gpu else None, inflate=inflate, nodes=nodes, cores_per_node=cores_per_node,
             pod_size=pod_size, resource=resource.value if resource else None, cancelled=cancelled.value if cancelled else None,
             gpus_per_node=gpus_per_node, throughputs=throughputs, steps_per_second=steps_per_second, seed=seed,
             strict=True if strict else None,

@@ -15,6 +15,7 @@ from gangsim.api.config import (
     ALL_PLUGINS,
     DEFAULT_SCORE_WEIGHTS,
     FILTER_PLUGINS,
+    SCORE_PLUGINS,
     KNOWN_UNMODELLED_PLUGINS,
     LEAST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
@@ -171,11 +172,11 @@ class _Decoder:
             weight = e.int("weight", 0, lo=0)
             if name in KNOWN_UNMODELLED_PLUGINS:
                 continue
-            if point == "score" and name not in DEFAULT_SCORE_WEIGHTS:
+            if point == "score" and name not in SCORE_PLUGINS:
                 raise e.error("name", invalid(e.fp("name"), name, f'plugin "{name}" does not extend score plugin'))
             if point == "filter" and name not in FILTER_PLUGINS:
                 raise e.error("name", invalid(e.fp("name"), name, f'plugin "{name}" does not extend filter plugin'))
-            if point in ("multiPoint", "score") and name in DEFAULT_SCORE_WEIGHTS:
+            if point in ("multiPoint", "score") and name in SCORE_PLUGINS:
                 weights[name] = weight or DEFAULT_SCORE_WEIGHTS.get(name, 1)
             if point in ("multiPoint", "filter"):
                 disabled.discard(name)

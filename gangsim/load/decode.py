@@ -12,15 +12,16 @@ from dataclasses import dataclass, replace
 
 import orjson
 
+from gangsim.api.devices import GPU
 from gangsim.api.objects import DEFAULT_NODE_PODS, Job, Node, NodePool, Pod, PodDisruptionBudget, PodGroupPolicy, PodSpec, PolicyKind, Source, object_ref
-from gangsim.api.quantity import PODS
+from gangsim.api.quantity import PODS, is_extended_resource
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.controllers.registry import CONTROLLERS, Context
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
-from gangsim.load.fields import Obj, Shown, check_qualified, duplicate
+from gangsim.load.fields import Obj, Shown, check_qualified, duplicate, shown
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
 from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
-from gangsim.load.meta import GANGSIM_PREFIX, JOB_NAME_MAX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, controller_job, decode_meta, gangsim_annotations, raw_ref
+from gangsim.load.meta import GANGSIM_PREFIX, GPU_SHARE, JOB_NAME_MAX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, controller_job, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
@@ -137,7 +138,7 @@ class Decoder:
 
     # --- nodes ---------------------------------------------------------------------------------
 
-    def _node_body(self, spec: Obj | None, status: Obj | None, owner: Obj, name: str, labels: dict[str, str], source: Source) -> Node:
+    def _node_body(self, spec: Obj | None, status: Obj | None, owner: Obj, name: str, labels: dict[str, str], source: Source, share: tuple[str, Obj | None] = ("", None)) -> Node:
         node_taints: tuple = ()
         unschedulable = False
         if spec is not None:
@@ -155,11 +156,13 @@ class Decoder:
         allocatable.setdefault(PODS, DEFAULT_NODE_PODS)
         labels = dict(labels)
         labels.setdefault(HOSTNAME_LABEL, name)
-        return Node(name, labels, allocatable, node_taints, unschedulable, None, source)
+        if share[0]:
+            _check_gpu_share(share[1], share[0], allocatable)  # type: ignore[arg-type]
+        return Node(name, labels, allocatable, node_taints, unschedulable, None, source, share[0])
 
     def _node(self, doc: Obj, meta: Meta, source: Source) -> Node:
         doc.check_keys(_TOP)
-        return self._node_body(doc.obj("spec"), doc.obj("status"), doc, meta.name, meta.labels, source)
+        return self._node_body(doc.obj("spec"), doc.obj("status"), doc, meta.name, meta.labels, source, _gpu_share_of(doc))
 
     def _node_pool(self, doc: Obj, meta: Meta, source: Source) -> NodePool:
         doc.check_keys(_TOP)
@@ -179,7 +182,7 @@ class Decoder:
                 if key.startswith(GANGSIM_PREFIX):
                     ann = tmeta.obj("annotations")
                     raise ann.error(key, forbidden(f"{ann.path}[{key}]", f"{key} is not read on a NodePool's template: set it on the NodePool"))
-        node = self._node_body(template.obj("spec"), template.obj("status"), template, meta.name, labels, source)
+        node = self._node_body(template.obj("spec"), template.obj("status"), template, meta.name, labels, source, _gpu_share_of(doc))
         return NodePool(meta.name, count, node, source, _pool_topology(spec, labels))
 
     # --- workloads -----------------------------------------------------------------------------
@@ -309,6 +312,31 @@ def _template_priority(pod_spec: PodSpec) -> dict[str, object]:
     if pod_spec.priority_class_name:
         return {"priorityClassName": pod_spec.priority_class_name}
     return {"priority": pod_spec.priority} if pod_spec.priority else {}
+
+
+def _gpu_share_of(doc: Obj) -> tuple[str, Obj | None]:
+    """The ``gangsim.dev/gpu-share`` annotation of a Node or NodePool: a resource name (``api.devices``)."""
+    meta = doc.obj("metadata")
+    annotations = meta.mapping("annotations") if meta is not None else {}
+    if GPU_SHARE not in annotations:
+        return "", None
+    ann = Obj(annotations, meta.fp("annotations"), meta.ln("annotations"))  # type: ignore[union-attr]
+    value = annotations[GPU_SHARE]
+    path = f"{ann.path}[{GPU_SHARE}]"
+    if not isinstance(value, str) or not value or "/" not in value or not is_extended_resource(value):
+        raise ann.error(GPU_SHARE, invalid(path, shown(value), "must name an extended resource (e.g. alibaba.com/gpu-milli) that is shared per GPU"))
+    if value == GPU:
+        raise ann.error(GPU_SHARE, invalid(path, value, f"the share must be another resource than {GPU} (the devices)"))
+    return value, ann
+
+
+def _check_gpu_share(ann: Obj, share: str, allocatable: Mapping[str, int]) -> None:
+    """A declared share splits evenly over the node's GPUs."""
+    gpus, units = allocatable.get(GPU, 0), allocatable.get(share, 0)
+    path = f"{ann.path}[{GPU_SHARE}]"
+    if gpus <= 0 or units <= 0 or units % gpus:
+        detail = f"allocatable {share} ({units}) must be a multiple of {GPU} ({gpus}), both positive"
+        raise ann.error(GPU_SHARE, invalid(path, share, detail))
 
 
 def _count(o: Obj, key: str, maximum: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from gangsim.api.devices import GPU_SHARE_ANNOTATION
 from gangsim.api.objects import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Node, NodePool, Resources
 from gangsim.api.quantity import CPU, MEMORY
 from gangsim.load.meta import CHECKPOINT_INTERVAL, DURATION, RENDEZVOUS_TIMEOUT
@@ -80,6 +81,9 @@ def pool_node_raw(pool_raw: Mapping, name: str, domains: Mapping[str, str] | Non
     labels.update(domains or {})
     labels[HOSTNAME_LABEL] = name
     raw: dict = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+    pool_annotations = (pool_raw.get("metadata") or {}).get("annotations") or {}
+    if GPU_SHARE_ANNOTATION in pool_annotations:  # the pool's share declaration is each node's
+        raw["metadata"]["annotations"] = {GPU_SHARE_ANNOTATION: pool_annotations[GPU_SHARE_ANNOTATION]}
     for key in ("spec", "status"):
         if template.get(key) is not None:
             raw[key] = template[key]

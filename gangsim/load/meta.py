@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
+from gangsim.api.devices import GPU_SHARE_ANNOTATION
 from gangsim.api.duration import DurationError, parse_duration_ms
 from gangsim.api.naming import NAME_ALPHABET
 from gangsim.load.limits import check_duration_ms
@@ -45,6 +46,7 @@ CHECKPOINT_INTERVAL = "gangsim.dev/checkpoint-interval"
 REMOVE_AT = "gangsim.dev/remove-at"
 RENDEZVOUS_TIMEOUT = "gangsim.dev/rendezvous-timeout"
 POD_CREATION_INTERVAL = "gangsim.dev/pod-creation-interval"
+GPU_SHARE = GPU_SHARE_ANNOTATION  # a resource name, not a duration: read by the Node decoder
 GANGSIM_PREFIX = "gangsim.dev/"
 JOB_NAME_MAX = 63  # a Job's name ends up in pod labels (≤63 characters)
 # annotation → kinds that read it (INTERFACE table); "template" = a Job's pod template.
@@ -55,6 +57,7 @@ ANNOTATION_KINDS: dict[str, frozenset[str]] = {
     REMOVE_AT: frozenset({"Node", "NodePool"}),
     RENDEZVOUS_TIMEOUT: frozenset({"Pod", "Job", "PodGroup", "template"}) | _WORKLOADS,
     POD_CREATION_INTERVAL: frozenset({"Job"}),
+    GPU_SHARE: frozenset({"Node", "NodePool"}),
 }
 
 
@@ -190,6 +193,8 @@ def gangsim_annotations(meta: Obj, kind: str) -> dict[str, int]:
                     where += " and the workload kinds (JobSet, LeaderWorkerSet, …)"
                 detail = f"{key} is not read on {kind} (only on {where})"
             raise ann.error(key, forbidden(path, detail))
+        if key == GPU_SHARE:
+            continue
         try:
             ms = parse_duration_ms(value)
         except DurationError as exc:

@@ -68,6 +68,7 @@ __all__ = [
     "metric_keys",
     "metric_types",
     "metric_value",
+    "optional_metric_types",
     "parse_condition",
     "sections",
     "target_keys",
@@ -80,6 +81,25 @@ __all__ = [
 @cache
 def _template() -> dict:
     return build_summary(EventLog())
+
+
+@cache
+def _optional_types() -> dict[str, type]:
+    """Keys of the sections a run has only sometimes (``gpu_equiv``: some pod held a GPU share)."""
+    always = flatten(_template())
+    out: dict[str, type] = {}
+    for section, values in build_summary(EventLog(shared_gpu=True)).items():
+        if isinstance(values, Mapping):
+            for sub, v in values.items():  # None: a ratio the empty run leaves undefined
+                if f"{section}.{sub}" not in always and not isinstance(v, (str, bool)):
+                    out[f"{section}.{sub}"] = int if isinstance(v, int) else float
+    return out
+
+
+def optional_metric_types(summaries: Sequence[Mapping]) -> dict[str, type]:
+    """The optional keys whose section one of ``summaries`` has, in ``summary.json`` order."""
+    present = {section for s in summaries for section in s}
+    return {k: t for k, t in _optional_types().items() if k.split(".")[0] in present}
 
 
 def flatten(summary: Mapping) -> dict[str, float | int]:
@@ -120,12 +140,12 @@ def _percentile_of(key: str) -> int | None:
 
 
 def is_metric_key(key: str) -> bool:
-    return key in metric_keys() or _percentile_of(key) is not None
+    return key in metric_keys() or key in _optional_types() or _percentile_of(key) is not None
 
 
 def needs_gangs_table(key: str) -> bool:
     """True for a key computed from the ``gangs`` table rather than read from the summary."""
-    return key not in metric_keys() and _percentile_of(key) is not None
+    return key not in metric_keys() and key not in _optional_types() and _percentile_of(key) is not None
 
 
 def gang_wait_percentile(gangs: pl.DataFrame, p: int, *, censored_at_s: float | None = None) -> float:
@@ -143,7 +163,11 @@ def gang_wait_percentile(gangs: pl.DataFrame, p: int, *, censored_at_s: float | 
 
 def is_undefined(summary: Mapping, key: str) -> bool:
     """A gang wait percentile over no gang has no value (the summary writes 0): started-only
-    waits when no gang started, censored waits when the trace has no gang."""
+    waits when no gang started, censored waits when the trace has no gang; a ``null`` in the
+    summary (``gpu_equiv.allocation_at_*`` of a non-static trace) neither."""
+    section, _, sub = key.partition(".")
+    if sub and isinstance(summary.get(section), Mapping) and sub in summary[section] and summary[section][sub] is None:
+        return True
     if not key.startswith("gangs.wait_"):
         return False
     count = "gangs.total" if key.startswith("gangs.wait_censored_") else "gangs.started"
@@ -510,8 +534,8 @@ def build_diff(
     flats = [flatten(r.summary) for r in reports]
     never = [f.get("gangs.never_started", 0) - flats[0].get("gangs.never_started", 0) for f in flats[1:]]
     metrics = []
-    for key in metric_keys():
-        values = tuple(None if is_undefined(f, key) else f.get(key, 0) for f in flats)
+    for key in (*metric_keys(), *optional_metric_types([r.summary for r in reports])):
+        values = tuple(None if is_undefined(r.summary, key) else f.get(key, 0) for r, f in zip(reports, flats))
         deltas = tuple(None if values[0] is None or v is None else delta(values[0], v) for v in values[1:])
         tones = tuple("" if d is None else _wait_tone(key, tone(key, d), n) for d, n in zip(deltas, never, strict=True))
         metrics.append(Comparison(key, values, deltas, tones))

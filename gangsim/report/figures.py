@@ -8,7 +8,8 @@ The series come computed from ``gangsim.report.plots`` (or ``gangsim.report.rend
 the planner); this module only draws. The rest of ``report/`` never imports matplotlib. Files:
 
 - ``gpu_state.png`` — GPUs busy / stranded / free while pods pend / free, stacked over time, one
-  panel per policy;
+  panel per policy (whole ``nvidia.com/gpu``); with shared GPUs, GPU-equivalents allocated and
+  busy drawn as lines over them;
 - ``gang_wait_cdf.png`` — the CDF of gang wait, one line per policy;
 - ``victims.png`` — cumulative preemption victims (solid) and victims in vain (dashed);
 - ``gang_timeline.png`` — a Gantt chart of the gangs by arrival (waiting / partially running /
@@ -52,6 +53,10 @@ STATE_STYLE = {  # series → (legend, colour)
     "free_while_pending": ("free while GPU pods pend", "#f9a825"),
     "free": ("free, nothing pending", "#cfd8dc"),
 }
+EQUIV_STYLE = {  # shared GPUs: GPU-equivalents (GPU-milli / 1000) as lines over the whole-GPU areas
+    "equiv_allocated": ("allocated, shared GPUs by their share (GPU-equivalents)", "--"),
+    "equiv_busy": ("busy, shared GPUs by their share (GPU-equivalents)", ":"),
+}
 LINE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -92,6 +97,12 @@ def gpu_state_png(trace: str, series: dict[str, dict[str, list]]) -> bytes:
             if ax is axes[0]:
                 handles.append(h)
             bottom = top
+        for key, (name, style) in EQUIV_STYLE.items():
+            if key in s:
+                (h,) = ax.step(x, s[key], where="post", color="#263238", linestyle=style, linewidth=1.2, label=name)
+                if ax is axes[0]:
+                    handles.append(h)
+                bottom = [max(b, v) for b, v in zip(bottom, s[key], strict=True)]
         ax.set_title(f"policy {label}", loc="left", fontsize=10)
         ax.set_ylabel("GPUs")
         ax.set_ylim(0, max(bottom + [1]) * 1.05)
@@ -99,7 +110,7 @@ def gpu_state_png(trace: str, series: dict[str, dict[str, list]]) -> bytes:
         ax.margins(x=0)
         ax.grid(axis="y", alpha=0.3)
     axes[-1].set_xlabel("simulated time (hours)")
-    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncols=4 if len(handles) <= 4 else 2, fontsize=9, frameon=False)
     return _png(fig)
 
 

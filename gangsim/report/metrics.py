@@ -7,9 +7,10 @@ still renders: its unit is derived from its name (:func:`unit_of`) and its direc
 
 Units (one per row; a renderer never mixes two units in one row):
 
-- ``gpu_time``: GPU-seconds (keys ending ``_s`` in the ``gpu`` section, or with ``gpu`` in the leaf)
+- ``gpu_time``: GPU-seconds (keys ending ``_s`` in the ``gpu`` and ``gpu_equiv`` sections, or with
+  ``gpu`` in the leaf)
 - ``duration``: seconds, shown as ``1h2m3s`` (other keys ending ``_s``)
-- ``ratio``: a fraction shown in % (``utilization``, ``*_ratio``)
+- ``ratio``: a fraction shown in % (``utilization``, ``*_ratio``, ``allocated_at_end``, ``allocation_at_*``)
 - ``count``: an integer; ``number``: anything else
 
 Directions (README "Which way is better"): a metric is coloured better / worse in ``diff`` only
@@ -46,6 +47,12 @@ DIRECTIONS: dict[str, Direction] = {
     "preemption.gangs_broken": Direction.LOWER,
     "pods.pending_at_end": Direction.LOWER,
     "pods.restarts": Direction.LOWER,
+    # GPU-equivalents (shared GPUs by their share, issue 14): stranded lower; the static-mode
+    # allocation ratios higher (all pods arrive at t=0 and never leave, so more placed is better);
+    # capacity / allocated / busy / utilization neutral as their whole-GPU twins
+    "gpu_equiv.stranded_s": Direction.LOWER,
+    "gpu_equiv.allocation_at_100": Direction.HIGHER,
+    "gpu_equiv.allocation_at_130": Direction.HIGHER,
     "gangs.wait_s": Direction.LOWER,  # one gang's own wait (the per-gang table of diff)
 }
 
@@ -79,10 +86,10 @@ def direction(key: str) -> Direction:
 def unit_of(key: str) -> str:
     """``gpu_time``, ``duration``, ``ratio``, ``count`` or ``number`` (from the key's name)."""
     section, _, leaf = key.rpartition(".")
-    if leaf == "utilization" or leaf.endswith("_ratio"):
+    if leaf in ("utilization", "allocated_at_end") or leaf.endswith("_ratio") or leaf.startswith("allocation_at_"):
         return "ratio"
-    if leaf.endswith("_s"):
-        return "gpu_time" if section == "gpu" or "gpu" in leaf else "duration"
+    if leaf.endswith("_s"):  # the gpu and gpu_equiv (GPU-equivalents of shared GPUs) sections
+        return "gpu_time" if section.startswith("gpu") or "gpu" in leaf else "duration"
     return "count"
 
 

@@ -41,7 +41,9 @@ def _horizon_s(report: Report) -> float:
 
 
 def gpu_state_series(report: Report) -> dict[str, list]:
-    """``{"t_h": [...], "busy": [...], "stranded": [...], "free_while_pending": [...], "free": [...]}``."""
+    """``{"t_h": [...], "busy": [...], "stranded": [...], "free_while_pending": [...], "free": [...]}``
+    (whole GPUs), plus ``equiv_allocated`` / ``equiv_busy`` in GPU-equivalents when the timeline
+    has them (some pod held a share of a GPU)."""
     horizon = _horizon_s(report)
     tl = report.tables["timeline"].filter(pl.col("t_s") < horizon)
     t = tl.get_column("t_s").to_list()
@@ -57,9 +59,14 @@ def gpu_state_series(report: Report) -> dict[str, list]:
         out["stranded"].append(allocated[i] - busy[i])
         out["free_while_pending"].append(free if pending[i] > 0 else 0)
         out["free"].append(0 if pending[i] > 0 else free)
+    keys = GPU_STATES
+    if "gpu_equiv_allocated" in tl.columns:  # shared GPUs: GPU-equivalents allocated / busy as lines
+        out["equiv_allocated"] = tl.get_column("gpu_equiv_allocated").to_list()
+        out["equiv_busy"] = tl.get_column("gpu_equiv_busy").to_list()
+        keys = (*GPU_STATES, "equiv_allocated", "equiv_busy")
     if t:  # the last state holds until the horizon
         out["t_h"].append(_h(horizon))
-        for key in GPU_STATES:
+        for key in keys:
             out[key].append(out[key][-1])
     return out
 

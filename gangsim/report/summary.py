@@ -154,7 +154,54 @@ def build_summary(log: EventLog) -> dict:
             **{f"podgroup_attempts_{r}": int(log.podgroup_attempts.get(r, 0)) for r in PODGROUP_RESULTS},
             "podgroup_preemption_attempts": int(log.counters.get("podgroup_preemption_attempts", 0)),
         },
+        **({"gpu_equiv": gpu_equiv(log)} if log.shared_gpu else {}),
     }
+
+
+def gpu_equiv(log: EventLog) -> dict:
+    """The ``gpu_equiv`` section (only when some pod held a share of a GPU): the GPU integrals in
+    GPU-equivalents (GPU-milli / 1000: a whole GPU counts 1, a shared pod its share), the
+    allocation at the horizon, and FGD's allocation ratio when the arrived GPU request reaches
+    100 % and 130 % of the cluster's GPUs (static traces only: every pod created at t = 0 and
+    none ended before the horizon, as ``gangsim import openb --inflate``; else null)."""
+    t = np.asarray(log.tl_t_ms, dtype=np.int64)
+    horizon = int(log.info.horizon_ms)
+    starts = np.minimum(t, horizon)
+    dur = np.maximum(np.minimum(np.append(t[1:], horizon), horizon) - starts, 0)
+    total = np.asarray(log.tl_gpus_total, dtype=np.int64) * 1000
+    allocated = np.asarray(log.tl_milli_allocated, dtype=np.int64)
+    busy = np.asarray(log.tl_milli_busy, dtype=np.int64)
+    capacity = int(np.dot(total, dur))
+    capacity_now = int(total[-1]) if len(total) else 0
+    return {
+        "capacity_s": _s(capacity // 1000),
+        "allocated_s": _s(int(np.dot(allocated, dur)) // 1000),
+        "busy_s": _s(int(np.dot(busy, dur)) // 1000),
+        "stranded_s": _s(int(np.dot(allocated - busy, dur)) // 1000),
+        "utilization": round(int(np.dot(busy, dur)) / capacity, 6) if capacity > 0 else 0.0,
+        "allocated_at_end": round(int(allocated[-1]) / capacity_now, 6) if capacity_now else 0.0,
+        "allocation_at_100": _allocation_at(log, 100, capacity_now),
+        "allocation_at_130": _allocation_at(log, 130, capacity_now),
+    }
+
+
+def _allocation_at(log: EventLog, percent: int, capacity_milli: int) -> float | None:
+    """FGD's "GPU allocation ratio at k % arrived request": walking the pods in creation order,
+    the GPU-milli of the placed ones among the first whose request sums to ``percent`` % of the
+    cluster (the arrival at which the sum first reaches it); None if not a static trace or the
+    requests never reach it."""
+    pods = log.pods
+    if not capacity_milli or any(p.created_ms or p.ended_ms is not None or p.attempt for p in pods):
+        return None
+    target = percent * capacity_milli  # x100: integers only
+    arrived = placed = 0
+    for p in pods:
+        arrived += p.gpu_milli_requested * 100
+        if p.bound_ms is not None:
+            placed += p.gpu_milli
+        if arrived >= target:
+            return round(placed / capacity_milli, 6)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

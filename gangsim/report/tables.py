@@ -92,6 +92,8 @@ PODS_SCHEMA = pl.Schema(
         "waiting_reason": pl.String,
         "milli_cpu": pl.Int64,
         "memory_bytes": pl.Int64,
+        "devices": pl.String,
+        "gpu_milli": pl.Int64,
     }
 )
 
@@ -121,6 +123,16 @@ TIMELINE_SCHEMA = pl.Schema(
         "gpus_stranded": pl.Int64,
         "pending_pods": pl.Int64,
         "pending_gpu_pods": pl.Int64,
+    }
+)
+# added when some pod holds a share of a GPU (``EventLog.shared_gpu``): GPU-equivalents, i.e.
+# GPU-milli / 1000, whole GPUs counting 1 and a shared pod its share
+GPU_EQUIV_SCHEMA = pl.Schema(
+    {
+        "gpu_equiv_total": pl.Float64,
+        "gpu_equiv_allocated": pl.Float64,
+        "gpu_equiv_busy": pl.Float64,
+        "gpu_equiv_stranded": pl.Float64,
     }
 )
 
@@ -205,6 +217,8 @@ def pods_table(log: EventLog) -> pl.DataFrame:
         "waiting_reason": lambda p: p.waiting_reason,
         "milli_cpu": lambda p: p.milli_cpu,
         "memory_bytes": lambda p: p.memory_bytes,
+        "devices": lambda p: p.devices,
+        "gpu_milli": lambda p: p.gpu_milli,
     }
     frame = pl.DataFrame(_columns(log.pods, getters), schema=PODS_SCHEMA)
     return frame.sort(["created_s", "pod", "attempt"], maintain_order=True)
@@ -233,7 +247,7 @@ def victims_table(log: EventLog) -> pl.DataFrame:
 def timeline_table(log: EventLog) -> pl.DataFrame:
     allocated = _ints(log.tl_gpus_allocated)
     busy = _ints(log.tl_gpus_busy)
-    return pl.DataFrame(
+    frame = pl.DataFrame(
         {
             "t_s": _ints(log.tl_t_ms) / 1000,
             "gpus_total": _ints(log.tl_gpus_total),
@@ -245,6 +259,19 @@ def timeline_table(log: EventLog) -> pl.DataFrame:
         },
         schema=TIMELINE_SCHEMA,
     )
+    if not log.shared_gpu:
+        return frame
+    m_alloc, m_busy = _ints(log.tl_milli_allocated), _ints(log.tl_milli_busy)
+    equiv = pl.DataFrame(
+        {
+            "gpu_equiv_total": _ints(log.tl_gpus_total).astype(np.float64),
+            "gpu_equiv_allocated": m_alloc / 1000,
+            "gpu_equiv_busy": m_busy / 1000,
+            "gpu_equiv_stranded": (m_alloc - m_busy) / 1000,
+        },
+        schema=GPU_EQUIV_SCHEMA,
+    )
+    return pl.concat([frame, equiv], how="horizontal")
 
 
 def events_table(log: EventLog) -> pl.DataFrame:

@@ -23,11 +23,14 @@ DEFAULT_PLUGINS: dict[str, tuple[str, ...]] = {
     "queueSort": (n.PRIORITY_SORT,),
     "preEnqueue": (n.SCHEDULING_GATES,),
     "preFilter": (n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY),
-    "filter": (n.NODE_UNSCHEDULABLE, n.NODE_NAME, n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY),
+    "filter": (n.NODE_UNSCHEDULABLE, n.NODE_NAME, n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.GPU_DEVICES, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY),
     "postFilter": (n.DEFAULT_PREEMPTION,),
     "preScore": (n.POD_TOPOLOGY_SPREAD, n.NODE_RESOURCES_BALANCED_ALLOCATION),
     "score": (n.TAINT_TOLERATION, n.NODE_AFFINITY, n.NODE_RESOURCES_FIT, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY, n.NODE_RESOURCES_BALANCED_ALLOCATION),
 }
+# score plugins the default profile leaves off that a profile may enable with a weight:
+# GPUDevices (gangsim's own device-level packing; upstream has no device-aware score)
+OPTIONAL_SCORERS: tuple[str, ...] = (n.GPU_DEVICES,)
 
 
 # TopologyAwareWorkloadScheduling (KEP-5732, SEMANTICS §2.1/§8.8): the placement plugins a profile
@@ -59,7 +62,7 @@ class Policy:
         off = set(profile.disabled_filters)
         if not profile.preemption_enabled:
             off.add(n.DEFAULT_PREEMPTION)
-        scorers = set(out["score"])
+        scorers = set(out["score"]) | set(OPTIONAL_SCORERS)
         out["score"] = tuple(name for name, weight in profile.score_weights.items() if weight > 0 and name in scorers)
         for point in ("filter", "preFilter", "postFilter", "podGroupPostFilter"):
             if point in out:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from gangsim.api.devices import GPU, format_ids, gpu_milli, requested_milli, share_per_device
 from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
 from gangsim.api.trace import Op, TraceEvent
 from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
@@ -47,6 +48,7 @@ class SimPod:
     info: PodInfo | None = None
     state: PodState = PENDING
     job_key: str = ""
+    milli: int = 0  # GPU-milli it holds on its node (``api.devices.gpu_milli``), while it holds one
 
     @property
     def gpus(self) -> int:
@@ -76,6 +78,10 @@ class Cluster:
         self._attempt_of: dict[str, int] = {}
         self.gpus_allocated = 0
         self.gpus_busy = 0
+        # the same in GPU-milli, shared GPUs included (1000 per whole GPU)
+        self.milli_allocated = 0
+        self.milli_busy = 0
+        self._shares: dict[str, int] = {}  # declared share resource -> units per GPU (first node's)
         self.pending_pods = 0
         self.binds = 0  # pods bound so far (the progress bar's count)
         self.pending_gpu_pods = 0
@@ -156,15 +162,17 @@ class Cluster:
         sp.state = RUNNING
         sp.record.bound_ms = self.now
         sp.record.node = node
-        self.kubelets.occupy(node, sp.uid, sp)
+        self.kubelets.occupy(node, sp.uid, sp, info.devices)
+        sp.record.devices = format_ids(self.kubelets.devices_of(sp.uid))
         sp.record.waiting_reason = ""
         if not was_waiting:
-            self.gpus_allocated += sp.gpus
+            self._hold(sp, node)
+        sp.record.gpu_milli = sp.milli
         self.pending_pods -= 1
         self.binds += 1
         if sp.gpus:
             self.pending_gpu_pods -= 1
-        self.jobs_model.started(sp.gang, sp.uid, sp, sp.gpus)
+        self.jobs_model.started(sp.gang, sp.uid, sp, sp.gpus, sp.milli)
         self.attempt_finished(info.key, bound=True)
         if sp.gang.kind == "PodGroup":
             self.attempt_finished(sp.gang.key, bound=True)
@@ -175,8 +183,8 @@ class Cluster:
     def reserved(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]
         sp.state = WAITING
-        self.kubelets.occupy(node, sp.uid, sp)
-        self.gpus_allocated += sp.gpus
+        self.kubelets.occupy(node, sp.uid, sp, info.devices)
+        self._hold(sp, node)
         self.log.event(self.now, "Pod", info.key, node, EventReason.WAITING_ON_PERMIT, "")
         self._sample()
 
@@ -186,7 +194,7 @@ class Cluster:
             return
         sp.state = PENDING
         self.kubelets.release(sp.uid)
-        self.gpus_allocated -= sp.gpus
+        self._unhold(sp)
         self._sample()
 
     def preempt(self, victims: list[Victim], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
@@ -209,7 +217,7 @@ class Cluster:
             info.terminating = True
             lost = 0
             if sp.state == RUNNING:
-                lost = self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, reason=f"preempted by {preemptor}", by_preemption=True)
+                lost = self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, sp.milli, reason=f"preempted by {preemptor}", by_preemption=True)
             sp.state = TERMINATING
             if sp.gang.record is not None:
                 sp.gang.record.preemptions += 1
@@ -241,8 +249,21 @@ class Cluster:
         self._end_pod(sp, EndReason.PREEMPTED)
 
     # ---- accounting ---------------------------------------------------------------------------
-    def _busy_delta(self, delta: int) -> None:
+    def _busy_delta(self, delta: int, milli: int) -> None:
         self.gpus_busy += delta
+        self.milli_busy += milli
+
+    def _hold(self, sp: SimPod, node: str) -> None:
+        """``sp`` now holds its GPUs on ``node`` (reserved or bound)."""
+        n = self.nodes[node]
+        sp.milli, shared = gpu_milli(sp.pod.spec.requests, n.allocatable, n.gpu_share)
+        self.log.shared_gpu = self.log.shared_gpu or shared
+        self.gpus_allocated += sp.gpus
+        self.milli_allocated += sp.milli
+
+    def _unhold(self, sp: SimPod) -> None:
+        self.gpus_allocated -= sp.gpus
+        self.milli_allocated -= sp.milli
 
     def _sample(self) -> None:
         self.log.timeline(
@@ -252,6 +273,8 @@ class Cluster:
             self.gpus_busy,
             self.pending_pods,
             self.pending_gpu_pods,
+            self.milli_allocated,
+            self.milli_busy,
         )
 
     # ---- trace events -------------------------------------------------------------------------
@@ -271,6 +294,8 @@ class Cluster:
         node: Node = ev.obj  # type: ignore[assignment]
         self._next_uid()
         self.nodes[node.name] = node
+        if node.gpu_share and node.allocatable.get(GPU, 0):
+            self._shares.setdefault(node.gpu_share, share_per_device(node.allocatable, node.gpu_share))
         self.kubelets.add_node(node)
         self.scheduler.on_node_add(node)
 
@@ -431,6 +456,7 @@ class Cluster:
             created_ms=self.now,
             milli_cpu=spec.requests.get("cpu", 0),
             memory_bytes=spec.requests.get("memory", 0),
+            gpu_milli_requested=requested_milli(spec.requests, self._shares),
         )
         self.log.pods.append(record)
         sp = SimPod(uid, pod, record, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
@@ -469,9 +495,9 @@ class Cluster:
         now = self.now
         state = sp.state
         if state == RUNNING:
-            self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, reason=f"{sp.pod.key} {reason}")
+            self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, sp.milli, reason=f"{sp.pod.key} {reason}")
         if state in (RUNNING, TERMINATING, WAITING):
-            self.gpus_allocated -= sp.gpus
+            self._unhold(sp)
             self.kubelets.release(sp.uid)
         if state in (PENDING, WAITING):
             self.pending_pods -= 1

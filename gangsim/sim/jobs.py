@@ -37,6 +37,7 @@ class Gang:
     members: dict[int, object] = field(default_factory=dict)  # uid -> SimPod (alive incarnations)
     running: dict[int, object] = field(default_factory=dict)  # uid -> SimPod running
     running_gpus: int = 0
+    running_milli: int = 0  # GPU-milli of the running members (whole GPUs count 1000 each)
     progressing: bool = False
     progress_since_ms: int = 0
     work_done_ms: int = 0
@@ -66,7 +67,7 @@ class JobModel:
         engine: Engine,
         log: EventLog,
         *,
-        on_busy_delta: Callable[[int], None],
+        on_busy_delta: Callable[[int, int], None],
         fail_pods: Callable[[list, str], None],
         complete_gang: Callable[["Gang"], None],
         domain_of: Callable[[str, str], str] = lambda node, key: "",
@@ -110,15 +111,16 @@ class JobModel:
         self._reevaluate(g)
 
     # ---- pod transitions ---------------------------------------------------------------------
-    def started(self, g: Gang, uid: int, pod: object, gpus: int) -> None:
-        """A member was bound and its containers run."""
+    def started(self, g: Gang, uid: int, pod: object, gpus: int, milli: int = 0) -> None:
+        """A member was bound and its containers run (``milli``: its GPU-milli, shares included)."""
         g.running[uid] = pod
         g.running_gpus += gpus
+        g.running_milli += milli
         if g.progressing:
-            self._busy_delta(gpus)
+            self._busy_delta(gpus, milli)
         self._reevaluate(g)
 
-    def stopped(self, g: Gang, uid: int, gpus: int, *, reason: str, by_preemption: bool = False) -> int:
+    def stopped(self, g: Gang, uid: int, gpus: int, milli: int = 0, *, reason: str, by_preemption: bool = False) -> int:
         """A running member stopped working (ended, failed, or marked for preemption).
 
         Returns the GPU·ms of work lost if this broke a progressing gang (0 otherwise).
@@ -127,8 +129,9 @@ class JobModel:
             return 0
         del g.running[uid]
         g.running_gpus -= gpus
+        g.running_milli -= milli
         if g.progressing:
-            self._busy_delta(-gpus)
+            self._busy_delta(-gpus, -milli)
         return self._reevaluate(g, reason=reason, by_preemption=by_preemption)
 
     def removed(self, g: Gang, uid: int) -> None:
@@ -157,7 +160,7 @@ class JobModel:
     def _start_progress(self, g: Gang, now: int) -> None:
         g.progressing = True
         g.progress_since_ms = now
-        self._busy_delta(g.running_gpus)
+        self._busy_delta(g.running_gpus, g.running_milli)
         if g.record is not None:
             if g.record.started_ms is None:
                 g.record.started_ms = now
@@ -173,7 +176,7 @@ class JobModel:
 
     def _stop_progress(self, g: Gang, now: int, *, reason: str, by_preemption: bool, pause: bool = False) -> int:
         g.progressing = False
-        self._busy_delta(-g.running_gpus)
+        self._busy_delta(-g.running_gpus, -g.running_milli)
         g.work_done_ms += now - g.progress_since_ms
         if g.completion is not None:
             g.completion.cancel()
@@ -204,7 +207,7 @@ class JobModel:
         g.progress_since_ms = now
         g.finished = True
         g.progressing = False
-        self._busy_delta(-g.running_gpus)
+        self._busy_delta(-g.running_gpus, -g.running_milli)
         if g.rendezvous is not None:
             g.rendezvous.cancel()
             g.rendezvous = None

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from gangsim.api.devices import GPU, give, pick, request_of, share_per_device, take
 from gangsim.api.objects import Node
-
-GPU = "nvidia.com/gpu"
 
 
 class Holder(Protocol):
@@ -34,6 +33,10 @@ class Kubelets:
         # deletion) and kept up to date from then on: most replays never need it
         self._index: dict[str, dict[int, Holder]] | None = None
         self.gpus_total = 0
+        # each node's GPUs (``api.devices``): free share per device, and the ids each pod holds
+        self._nodes: dict[str, Node] = {}
+        self._free: dict[str, list[int]] = {}
+        self._held: dict[int, tuple[int, ...]] = {}
 
     def _by_node(self) -> dict[str, dict[int, Holder]]:
         if self._index is None:
@@ -48,15 +51,47 @@ class Kubelets:
         if self._index is not None:
             self._index[node.name] = {}
         self.gpus_total += node.allocatable.get(GPU, 0)
+        self._set_devices(node, ())
 
     def update_node(self, node: Node) -> None:
         self.gpus_total += node.allocatable.get(GPU, 0) - self._allocatable[node.name].get(GPU, 0)
         self._allocatable[node.name] = node.allocatable
+        self._set_devices(node, [(uid, pod) for uid, pod in self._by_node()[node.name].items()])
+
+    def _set_devices(self, node: Node, held: list[tuple[int, Holder]] | tuple) -> None:
+        """A node's devices all free, then its pods' ids taken again (those that still exist)."""
+        n = node.allocatable.get(GPU, 0)
+        self._nodes[node.name] = node
+        self._free[node.name] = [self._per(node)] * n
+        for uid, pod in held:
+            ids = tuple(i for i in self._held.get(uid, ()) if i < n)
+            self._held[uid] = ids
+            self._devices_op(take, node.name, pod, ids)
+
+    @staticmethod
+    def _per(node: Node) -> int:
+        return share_per_device(node.allocatable, node.gpu_share)
+
+    def _devices_op(self, op, name: str, pod: Holder, ids: tuple[int, ...]) -> None:  # noqa: ANN001
+        node = self._nodes[name]
+        whole, shared = request_of(pod.requests, node.gpu_share)
+        op(self._free[name], ids, self._per(node), whole, shared)
+
+    def devices_of(self, uid: int) -> tuple[int, ...]:
+        return self._held.get(uid, ())
+
+    def pick_devices(self, name: str, requests: Mapping[str, int]) -> tuple[int, ...] | None:
+        """The GPUs the node's device plugin would give a pod (``api.devices.pick``), None if none fit."""
+        node = self._nodes[name]
+        whole, shared = request_of(requests, node.gpu_share)
+        return pick(self._free[name], self._per(node), whole, shared)
 
     def remove_node(self, name: str) -> None:
         held = self._by_node().pop(name)
         self.gpus_total -= self._allocatable.pop(name).get(GPU, 0)
+        del self._nodes[name], self._free[name]
         for uid in held:
+            self._held.pop(uid, None)
             del self._node_of[uid]  # its pods hold nothing any more (a node of that name may come back)
             del self._pod_of[uid]
 
@@ -76,20 +111,28 @@ class Kubelets:
             want = 1 if r == "pods" else requests.get(r, 0)
             if alloc.get(r, 0) - requested.get(r, 0) < want:
                 return False
-        return True
+        return self.pick_devices(name, requests) is not None
 
-    def occupy(self, name: str, uid: int, pod: Holder) -> None:
+    def occupy(self, name: str, uid: int, pod: Holder, devices: tuple[int, ...] = ()) -> None:
+        """``pod`` holds its resources on ``name`` and the GPUs ``devices`` (the scheduler's
+        choice, as a GPU-sharing scheduler hands it to the device plugin)."""
         if uid in self._node_of:
             return
         self._node_of[uid] = name
         self._pod_of[uid] = pod
         if self._index is not None:
             self._index[name][uid] = pod
+        if devices:
+            self._held[uid] = devices
+            self._devices_op(take, name, pod, devices)
 
     def release(self, uid: int) -> None:
         name = self._node_of.pop(uid, None)
         if name is None:
             return
-        del self._pod_of[uid]
+        pod = self._pod_of.pop(uid)
+        ids = self._held.pop(uid, ())
+        if ids:
+            self._devices_op(give, name, pod, ids)
         if self._index is not None:
             del self._index[name][uid]

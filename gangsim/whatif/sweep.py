@@ -44,7 +44,7 @@ from gangsim.api.trace import Trace
 from gangsim.errors import InputError, UsageError
 from gangsim.eventlog import EventLog
 from gangsim.report import Report, build_report
-from gangsim.report.diff import flatten, metric_types, metric_value
+from gangsim.report.diff import flatten, metric_types, metric_value, optional_metric_types
 from gangsim.whatif.pools import pool_info, resize_pools
 from gangsim.whatif.variants import PolicySpec, duration_option, parse_policy_specs
 
@@ -481,6 +481,8 @@ def sweep_table(prepared: Prepared, outcomes: Sequence[Outcome]) -> pl.DataFrame
         schema[f"pool.{name}"] = pl.Int64
     schema["trace_name"] = pl.String
     schema.update(_metric_schema())
+    # gpu_equiv.* (GPU-equivalents) only when some run held a GPU share
+    schema.update({k: (pl.Int64 if t is int else pl.Float64) for k, t in optional_metric_types([o.summary for o in outcomes]).items()})
     columns: dict[str, list[object]] = {name: [] for name in schema}
     for i, (coord, outcome) in enumerate(zip(prepared.coords, outcomes, strict=True)):
         flat = flatten(outcome.summary)

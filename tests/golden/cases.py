@@ -87,8 +87,9 @@ def _load(case: Case):
         return load_trace([path])
 
 
-def fingerprint(case: Case) -> dict[str, str | int]:
-    """sha256 of each CSV and summary.json of the case's report, and its Filter work."""
+def fingerprint(case: Case, *, drop: dict[str, tuple[str, ...]] | None = None) -> dict[str, str | int]:
+    """sha256 of each CSV and summary.json of the case's report, and its Filter work.
+    ``drop``: table -> columns left out first (``same_placements`` compares without new columns)."""
     from gangsim.api.duration import parse_duration_ms
     from gangsim.report import build_report, write_report
     from gangsim.sim.replay import replay
@@ -100,6 +101,8 @@ def fingerprint(case: Case) -> dict[str, str | int]:
     horizon = parse_duration_ms(case.horizon) if case.horizon else None
     log = replay(trace, spec.policy, seed=case.seed, horizon_ms=horizon, config=config)
     report = build_report(log)
+    for table, columns in (drop or {}).items():
+        report.tables[table] = report.tables[table].drop(columns, strict=False)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         write_report(report, out)

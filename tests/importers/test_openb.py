@@ -51,7 +51,7 @@ def test_first_objects_are_exact():
     gpu_node = next(n for n in creates(recs, "Node") if n["metadata"]["name"] == "openb-node-0234")
     assert gpu_node == {
         "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": "openb-node-0234", "labels": {"alibaba.com/gpu-model": "G2"}},
+        "metadata": {"name": "openb-node-0234", "annotations": {"gangsim.dev/gpu-share": "alibaba.com/gpu-milli"}, "labels": {"alibaba.com/gpu-model": "G2"}},
         "status": {"allocatable": {"cpu": "96", "memory": "384Gi", "nvidia.com/gpu": "8", "alibaba.com/gpu-milli": "8000"}},
     }  # fmt: skip
     first_pods = [r for r in recs if "create" in r and r["create"]["kind"] == "Pod"][:2]

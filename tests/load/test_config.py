@@ -154,7 +154,7 @@ def test_score_enable_keeps_default_weight(load):
             "profiles:\n- plugins:\n    preFilter:\n      disabled: [{name: Coscheduling}]\n",
             # the list of known plugins is cut so that the printed line stays within 300 characters
             "t.yaml:6: KubeSchedulerConfiguration: profiles[0].plugins.preFilter.disabled[0].name: Invalid value: \"Coscheduling\": unknown plugin (gangsim knows: "
-            "DefaultBinder, DefaultPreemption, DynamicResources, GangScheduling, ImageLocality, InterPodAffinity, NodeAffinity, NodeName, NodePorts,…",
+            "DefaultBinder, DefaultPreemption, DynamicResources, GPUDevices, GangScheduling, ImageLocality, InterPodAffinity, NodeAffinity, NodeName…",
             id="unknown-plugin",
         ),
         pytest.param(

@@ -37,6 +37,7 @@ WANT_COLUMNS = {
         ("pod", S), ("attempt", I), ("gang", S), ("namespace", S), ("node", S), ("gpus", I),
         ("priority", I), ("created_s", F), ("bound_s", F), ("ended_s", F), ("end_reason", S),
         ("scheduling_attempts", I), ("waiting_reason", S), ("milli_cpu", I), ("memory_bytes", I),
+        ("devices", S), ("gpu_milli", I),
     ],
     "victims": [
         ("t_s", F), ("victim_pod", S), ("victim_attempt", I), ("victim_gang", S),

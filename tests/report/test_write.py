@@ -68,11 +68,11 @@ def test_csv_nulls_empty_and_floats_plain(tmp_path):
     pods = (tmp_path / "out" / "pods.csv").read_text().splitlines()
     assert pods[0] == (
         "pod,attempt,gang,namespace,node,gpus,priority,created_s,bound_s,ended_s,end_reason,"
-        "scheduling_attempts,waiting_reason,milli_cpu,memory_bytes"
+        "scheduling_attempts,waiting_reason,milli_cpu,memory_bytes,devices,gpu_milli"
     )
     # a null is empty; an empty string is "" (so the two survive a round trip)
-    assert pods[4] == 'ml/train-b-1,0,ml/train-b,ml,n4,4,10,0.0,250.0,,"",3,"",0,0'
-    assert pods[6] == 'ml/train-b-0,1,ml/train-b,ml,"",4,10,330.0,,,"",1,0/4 nodes are available: 4 Insufficient nvidia.com/gpu.,0,0'
+    assert pods[4] == 'ml/train-b-1,0,ml/train-b,ml,n4,4,10,0.0,250.0,,"",3,"",0,0,"",0'
+    assert pods[6] == 'ml/train-b-0,1,ml/train-b,ml,"",4,10,330.0,,,"",1,0/4 nodes are available: 4 Insufficient nvidia.com/gpu.,0,0,"",0'
 
     victims = (tmp_path / "out" / "victims.csv").read_text().splitlines()
     assert victims == [

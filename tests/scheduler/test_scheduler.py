@@ -90,7 +90,7 @@ def test_hints_are_the_union_over_the_enabled_plugins():
     s, _, _ = make_scheduler("pod")
     assert (s.hints[ClusterEvent.NODE_TAINT], s.hints[ClusterEvent.ASSIGNED_POD_DELETE], ClusterEvent.POD_GROUP in s.hints) == (
         frozenset({n.TAINT_TOLERATION}),
-        frozenset({n.NODE_RESOURCES_FIT, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY}),
+        frozenset({n.NODE_RESOURCES_FIT, n.GPU_DEVICES, n.POD_TOPOLOGY_SPREAD, n.INTER_POD_AFFINITY}),
         False,
     )
 

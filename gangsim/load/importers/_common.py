@@ -46,6 +46,7 @@ class ImportOptions:
     priorities: dict[str, int] | None = None  # importer key (qos, queue, VC) -> priority value
     # openb
     shared_gpu: str | None = None  # "milli" (default) | "whole"
+    inflate: float | None = None  # FGD static mode: re-sample to this × the cluster's GPUs, all at t=0
     # swf / gavel
     nodes: int | None = None
     cores_per_node: int | None = None  # swf
@@ -55,7 +56,7 @@ class ImportOptions:
     gpus_per_node: int | None = None  # gavel
     throughputs: str | None = None  # gavel: a Gavel throughputs JSON file
     steps_per_second: float | None = None  # gavel
-    seed: int | None = None  # gavel (synthetic durations)
+    seed: int | None = None  # gavel (synthetic durations); openb --inflate (re-sampling, shuffle)
     # kubectl
     strict: bool | None = None
 

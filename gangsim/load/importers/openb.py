@@ -23,15 +23,15 @@ Mapping (units as the dataset README gives them):
 * **GPUs** (``alibaba.com/gpu-milli``, documented extended resource, 1000 per physical GPU): a
   whole-GPU pod (``num_gpu`` = k ≥ 1, ``gpu_milli`` = 1000) asks for ``nvidia.com/gpu: k`` *and*
   ``alibaba.com/gpu-milli: 1000·k``; a shared-GPU pod (``num_gpu`` = 1, ``gpu_milli`` < 1000)
-  asks for ``alibaba.com/gpu-milli: gpu_milli`` only. So whole GPUs are never handed out twice and
-  shared pods pack by their GPU fraction: a node takes a whole-GPU pod only while k·1000 milli are
-  free, i.e. only while the shared pods already there fit in the other GPUs. This is the per-node
-  *aggregate* of the trace cluster's GPU-sharing scheduler: it admits every placement an ideal
-  per-GPU packer could make, and a few it could not (three 600-milli pods on a 2-GPU node; gangsim
-  does not model which physical GPU a share sits on). Summed over the pods, ``gpu-milli``/1000 is
-  the trace's GPU request (6,086.8 GPUs for ``default``). ``--shared-gpu whole`` instead gives
-  every shared pod a whole GPU (no sharing: the pessimistic bound). gangsim's GPU report columns
-  count ``nvidia.com/gpu`` only, so shared pods do not show there under ``milli``.
+  asks for ``alibaba.com/gpu-milli: gpu_milli`` only. Every GPU node declares
+  ``gangsim.dev/gpu-share: alibaba.com/gpu-milli``, so the scheduler sees each physical GPU
+  (``gangsim.api.devices``): a shared pod must fit inside ONE GPU's free share and a whole-GPU pod
+  takes entirely free GPUs, as the trace cluster's GPU-sharing scheduler and the FGD simulator
+  do. Summed over the pods, ``gpu-milli``/1000 is the trace's GPU request (6,086.8 GPUs for
+  ``default``). ``--shared-gpu whole`` instead gives every shared pod a whole GPU (no sharing:
+  the pessimistic bound; no share is declared then). The reports' ``gpu_equiv`` figures count
+  shared pods by their share.
+* **Static mode** (``--inflate R [--seed N]``, FGD's experiment): see ``_static``.
 * **GPU model constraint** (``gpu_spec``, ``|``-separated): one model → ``nodeSelector``
   ``alibaba.com/gpu-model``; several → a required node affinity ``In`` the models.
 * **Priorities**: none by default (every pod 0, as in the FGD simulator). ``--priority LS=1000
@@ -45,8 +45,10 @@ import bisect
 import contextlib
 import csv
 import os
+import random
 from collections.abc import Iterator
 
+from gangsim.api.devices import GPU_SHARE_ANNOTATION
 from gangsim.errors import InputError, UsageError, cut
 from gangsim.load.importers._common import (
     check_cluster_gpus,
@@ -72,7 +74,8 @@ from gangsim.load.importers._common import (
     trace_header,
 )
 
-OPTIONS = {"name", "limit", "priorities", "shared_gpu"}
+OPTIONS = {"name", "limit", "priorities", "shared_gpu", "inflate", "seed"}
+DEFAULT_SEED = 42  # the first of the FGD experiments' seeds (42-51)
 GPU_MILLI = "alibaba.com/gpu-milli"
 MODEL_LABEL = "alibaba.com/gpu-model"
 QOS_LABEL = "alibaba.com/qos"
@@ -185,7 +188,7 @@ def _name_cpu_memory(row: list[str], path: str, line: int, seen: set[str], what:
     return name, obj, parse_int(row[1], path, line, obj, "cpu_milli"), parse_int(row[2], path, line, obj, "memory_mib", hi=MAX_INT64 >> 20)
 
 
-def _node_docs(path: str, stats: Stats) -> Iterator[dict]:
+def _node_docs(path: str, stats: Stats, share: bool) -> Iterator[dict]:
     seen: set[str] = set()
     total = 0
     for line, row, _ in _rows(path, (NODE_COLUMNS,), "node"):
@@ -199,6 +202,8 @@ def _node_docs(path: str, stats: Stats) -> Iterator[dict]:
         if gpus:
             alloc[GPU] = str(gpus)
             alloc[GPU_MILLI] = str(gpus * 1000)
+            if share:
+                meta["annotations"] = {GPU_SHARE_ANNOTATION: GPU_MILLI}
             if model and model.lower() != "nan":
                 check_label_value(model, path, line, obj, "model")
                 meta["labels"] = {MODEL_LABEL: model}
@@ -292,13 +297,65 @@ def _pod_rows(path: str, options: ImportOptions, stats: Stats) -> list[tuple]:
     return out
 
 
+def _gpu_capacity_milli(node_path: str) -> int:
+    """The node list's GPUs in milli (its rows were or will be validated by ``_node_docs``)."""
+    total = 0
+    for _, row, _ in _rows(node_path, (NODE_COLUMNS,), "node"):
+        with contextlib.suppress(ValueError):
+            total += max(0, int(row[3])) * 1000
+    return total
+
+
+def _static(pods: list[tuple], inflate: float, seed: int, capacity_milli: int, stats: Stats) -> list[tuple]:
+    """FGD's static experiment (``--inflate``): every pod at t = 0 with no duration and no delete;
+    copies of uniformly drawn pods (``random.Random(seed)``, with replacement) are added until
+    the GPU request reaches ``inflate`` × the cluster's GPUs (the FGD simulator's ``-tune``,
+    ``TunePodsByNodeTotalResource``), then the list is shuffled with the same generator
+    (``--shuffle-pod``). Copies are named ``<pod>-c<k>``. The run's summary then reports the
+    allocation at 100 % and 130 % of arrived GPU request (``gpu_milli.allocation_at_*``)."""
+    rng = random.Random(seed)
+    names = {p[2] for p in pods}
+    out = [(0, i, name, res, extra, qos, None, None) for i, (_, _, name, res, extra, qos, _, _) in enumerate(pods)]
+    requested = sum(_gpu_milli(p[3]) for p in out)
+    target = inflate * capacity_milli
+    originals = len(out)
+    copies: dict[str, int] = {}
+    while requested < target and originals and any(_gpu_milli(p[3]) for p in out[:originals]):
+        src = out[rng.randrange(originals)]
+        k = copies.get(src[2], 0) + 1
+        while f"{src[2]}-c{k}" in names:
+            k += 1
+        copies[src[2]] = k
+        name = f"{src[2]}-c{k}"
+        names.add(name)
+        out.append((0, len(out), name, *src[3:]))
+        requested += _gpu_milli(src[3])
+    rng.shuffle(out)
+    stats.counts.pop("never-scheduled pods (deleted at their deletion_time)", None)  # not in static mode
+    stats.add("copies added by --inflate", len(out) - originals)
+    stats.note(f"static (--inflate {inflate:g}, --seed {seed}): {len(out):,} pods at t=0 request {requested / 1000:,.1f} GPUs = {100 * requested / max(capacity_milli, 1):.1f} % of {capacity_milli // 1000:,} GPUs")
+    return [(0, i, *p[2:]) for i, p in enumerate(out)]
+
+
+def _gpu_milli(resources: dict) -> int:
+    """A pod's GPU request in milli (whole GPUs count 1000 each)."""
+    limits = resources.get("limits", {})
+    return int(limits.get(GPU_MILLI, 0)) or 1000 * int(limits.get(GPU, 0))
+
+
 def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
     check_options("openb", options, OPTIONS)
+    if options.seed is not None and options.inflate is None:
+        raise UsageError("--seed: openb uses it only with --inflate (re-sampling and shuffling)")
+    if options.inflate is not None and not options.inflate > 0:
+        raise UsageError(f"--inflate: Invalid value: {options.inflate!r}: must be positive (e.g. 1.3 = 130 % of the cluster's GPUs)")
     if options.shared_gpu not in (None, "milli", "whole"):
         raise UsageError(f"--shared-gpu: Invalid value: {options.shared_gpu!r}: choose milli or whole")
     node_path, pod_path = resolve_sources(sources)
     # Validate all pods before writing anything (the pod list is small: 8k–10k rows).
     pods = _pod_rows(pod_path, options, stats)
+    if options.inflate is not None:
+        pods = _static(pods, options.inflate, DEFAULT_SEED if options.seed is None else options.seed, _gpu_capacity_milli(node_path), stats)
     pods.sort(key=lambda p: (p[0], p[1]))
     name = options.name or ("openb-" + os.path.basename(pod_path).removeprefix("openb_pod_list_").removesuffix(".csv"))
     classes = priority_classes("openb", options.priorities)
@@ -307,7 +364,7 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         raise UsageError(f"--priority: no pods with qos {', '.join(unknown)}")
     yield trace_header(name)
     yield from class_docs("openb", options.priorities)
-    yield from _node_docs(node_path, stats)
+    yield from _node_docs(node_path, stats, share=options.shared_gpu != "whole")
     deletes: list[tuple[int, int, str]] = []
     for arrival, index, pod_name, resources, extra, qos, duration, delete_at in pods:
         while deletes and deletes[0][0] <= arrival:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangsim.api.objects import Node
+from gangsim.scheduler.cache.devices import DeviceTable
 from gangsim.scheduler.framework.types import ResourceIndex
 
 class NodeTable:
@@ -24,6 +25,7 @@ class NodeTable:
         self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64)
         self.unschedulable = np.zeros(capacity, dtype=bool)
         self.alive = np.zeros(capacity, dtype=bool)
+        self.devices = DeviceTable(resources, capacity)  # each node's GPUs, one by one
         self.names: list[str] = []
         self.nodes: list[Node] = []
         self.row_of: dict[str, int] = {}
@@ -55,6 +57,7 @@ class NodeTable:
             new = np.full(cap, fill, dtype=old.dtype)
             new[: old.shape[0]] = old
             setattr(self, name, new)
+        self.devices.grow(cap)
 
     def add_node(self, node: Node) -> int:
         row = len(self.names)
@@ -67,6 +70,7 @@ class NodeTable:
         self.allocatable[row] = self.resources.vector(node.allocatable)
         self.free[row] = self.allocatable[row]
         self.unschedulable[row] = node.unschedulable
+        self.devices.set_node(row, node)
         self.alive[row] = True
         self._rebuild_order()
         self._touch(row, static=True)
@@ -78,6 +82,7 @@ class NodeTable:
         self.allocatable[row] = self.resources.vector(node.allocatable)
         self.free[row] = self.allocatable[row] - self.requested[row]
         self.unschedulable[row] = node.unschedulable
+        self.devices.set_node(row, node, self.pods[row].values())
         self._touch(row, static=True)
         return row
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from gangsim.scheduler.cache.node_table import NodeTable
-from gangsim.scheduler.framework.types import PodInfo
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 
 class Snapshot:
@@ -63,7 +63,15 @@ class Snapshot:
 
     # ---- assignment (Reserve / bind / unreserve / delete) ----------------------------------------
     def assign(self, pod: PodInfo, row: int) -> None:
+        """Account ``pod`` on ``row`` and give it devices: the ones it kept when a dry run
+        removed it (``unassign(keep_devices=True)``), else ``api.devices.pick``'s."""
         t = self.nodes
+        devices = pod.devices
+        if not devices or pod.devices_row != row:
+            picked = t.devices.pick(row, pod.demand)
+            devices = picked if picked is not None else ()  # an over-committed row (update_node)
+        t.devices.take(row, pod.demand, devices)
+        pod.devices, pod.devices_row = devices, row
         t.assign(row, pod.uid, pod, pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
         pod.node_row = row
         self.assigned[pod.uid] = pod
@@ -74,9 +82,14 @@ class Snapshot:
             if aff.pod_anti_affinity_required:
                 self.required_anti_affinity_pods[pod.uid] = pod
 
-    def unassign(self, pod: PodInfo) -> None:
+    def unassign(self, pod: PodInfo, *, keep_devices: bool = False) -> None:
+        """Take ``pod`` off its row; ``keep_devices``: a dry run that puts it back on the same
+        devices (preemption's victim removal), else it forgets them."""
         row = pod.node_row
         t = self.nodes
+        t.devices.give(row, pod.demand, pod.devices)
+        if not keep_devices:
+            pod.devices, pod.devices_row = (), NO_NODE
         t.unassign(row, pod.uid, pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
         pod.node_row = -1
         self.assigned.pop(pod.uid, None)

@@ -24,6 +24,22 @@ if TYPE_CHECKING:
     from gangsim.scheduler.framework.types import GroupResult, PodGroupState, PodInfo, ResourceIndex
 
 
+class DeviceView(Protocol):
+    """Each node's GPUs one by one (``cache.devices``; the rule is ``api.devices``)."""
+
+    count: np.ndarray  # int64 [rows]: GPUs
+    per: np.ndarray  # int64 [rows]: share units per GPU (1 without a declared share)
+    share_col: np.ndarray  # int64 [rows]: column of the declared share resource, -1 none
+    free: np.ndarray  # int64 [rows, devices]: each device's free share, -1 past the last
+    any_share: bool  # some node declares a share (else whole GPUs only: the counter decides)
+
+    def requests(self, rows: np.ndarray, demand: np.ndarray) -> tuple[int, np.ndarray]: ...
+
+    def whole_free(self, rows: np.ndarray) -> np.ndarray: ...
+
+    def best_fit_left(self, rows: np.ndarray, shared: np.ndarray) -> np.ndarray: ...
+
+
 class NodeTableView(Protocol):
     """Node state as numpy columns, one row per node ever created (``cache.node_table``)."""
 
@@ -39,6 +55,7 @@ class NodeTableView(Protocol):
     names: list[str]
     nodes: list[Node]
     row_of: dict[str, int]
+    devices: DeviceView
     # change tracking for the fast path's caches
     order2: np.ndarray  # ``order`` twice: rotations are slices of it
     generation: int  # bumped on any change to any row
@@ -62,7 +79,7 @@ class SnapshotView(Protocol):
 
     def assign(self, pod: "PodInfo", row: int) -> None: ...
 
-    def unassign(self, pod: "PodInfo") -> None: ...
+    def unassign(self, pod: "PodInfo", *, keep_devices: bool = False) -> None: ...
 
     def pods_on(self, row: int) -> list["PodInfo"]: ...
 

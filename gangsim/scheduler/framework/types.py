@@ -113,6 +113,8 @@ class PodInfo:
     terminating: bool = False  # DisruptionTarget set by preemption, deletion pending
     signature: tuple = ()  # opportunistic-batching signature (KEP-5598); () = unsignable
     static_key: tuple = ()  # inputs of the node-static filters and scores
+    devices: tuple[int, ...] = ()  # GPU ids held on ``devices_row`` (``api.devices``)
+    devices_row: int = NO_NODE
     key: str = field(init=False, default="")  # "<namespace>/<name>", built once: read per attempt
 
     def __post_init__(self) -> None:

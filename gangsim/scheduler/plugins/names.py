@@ -14,3 +14,4 @@ SCHEDULING_GATES = "SchedulingGates"
 PRIORITY_SORT = "PrioritySort"
 TOPOLOGY_PLACEMENT_GENERATOR = "TopologyPlacementGenerator"
 POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
+GPU_DEVICES = "GPUDevices"  # gangsim's own (``gpudevices``): GPUs one by one

@@ -15,6 +15,7 @@ from gangsim.scheduler.framework.types import PluginArgs
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.defaultpreemption import DefaultPreemption
 from gangsim.scheduler.plugins.gangscheduling import GangScheduling
+from gangsim.scheduler.plugins.gpudevices import GPUDevices
 from gangsim.scheduler.plugins.interpodaffinity import InterPodAffinity
 from gangsim.scheduler.plugins.nodeaffinity import NodeAffinity
 from gangsim.scheduler.plugins.nodename import NodeName
@@ -38,6 +39,7 @@ REGISTRY: dict[str, Factory] = {
     names.NODE_AFFINITY: NodeAffinity,
     names.NODE_RESOURCES_FIT: NodeResourcesFit,
     names.NODE_RESOURCES_BALANCED_ALLOCATION: BalancedAllocation,
+    names.GPU_DEVICES: GPUDevices,
     names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
     names.INTER_POD_AFFINITY: InterPodAffinity,
     names.GANG_SCHEDULING: GangScheduling,

@@ -25,7 +25,7 @@ from gangsim.scheduler.profiles import DEFAULT_PLUGINS, POLICIES
 from gangsim.scheduler.schedule_podgroup import run_algorithm
 from scheduler.harness import harness, node, pod, pod_info, rows
 
-FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "GPUDevices", "PodTopologySpread", "InterPodAffinity"]
 SCORERS = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1)]
 
 
@@ -203,14 +203,14 @@ def test_default_score_weights_are_upstreams():
 
 # ---- events ------------------------------------------------------------------------------------
 EVENTS = {
-    ClusterEvent.NODE_ADD: {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"},
-    ClusterEvent.NODE_ALLOCATABLE_UP: {"NodeResourcesFit"},
+    ClusterEvent.NODE_ADD: {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "GPUDevices", "PodTopologySpread", "InterPodAffinity"},
+    ClusterEvent.NODE_ALLOCATABLE_UP: {"NodeResourcesFit", "GPUDevices"},
     ClusterEvent.NODE_SCHEDULABLE: {"NodeUnschedulable"},
     ClusterEvent.NODE_TAINT: {"TaintToleration"},
     ClusterEvent.NODE_LABEL: {"NodeAffinity", "PodTopologySpread", "InterPodAffinity"},
     ClusterEvent.ASSIGNED_POD_ADD: {"PodTopologySpread", "InterPodAffinity"},
-    ClusterEvent.ASSIGNED_POD_DELETE: {"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"},
-    ClusterEvent.NOMINATED_POD_DELETE: {"NodeResourcesFit"},
+    ClusterEvent.ASSIGNED_POD_DELETE: {"NodeResourcesFit", "GPUDevices", "PodTopologySpread", "InterPodAffinity"},
+    ClusterEvent.NOMINATED_POD_DELETE: {"NodeResourcesFit", "GPUDevices"},
 }
 
 

@@ -138,7 +138,7 @@ def units_removed(snapshot: SnapshotView, units: list[VictimUnit]) -> Iterator[d
     removed = [(p, p.node_row) for u in units for p in u.pods]
     with snapshot.pod_order_saved({r for _, r in removed}):
         for p, _ in removed:
-            snapshot.unassign(p)
+            snapshot.unassign(p, keep_devices=True)
         try:
             yield {p.uid: r for p, r in removed}
         finally:
@@ -162,7 +162,7 @@ def reprieve(snapshot: SnapshotView, violating: list[VictimUnit], non_violating:
             if still_fits():
                 continue
             for p in unit.pods:
-                snapshot.unassign(p)
+                snapshot.unassign(p, keep_devices=True)
             victims.append(unit)
             if is_violating:
                 violations += unit.violating
