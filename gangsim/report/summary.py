@@ -305,6 +305,8 @@ def summary_rows(summary: dict) -> list[tuple[str, str, str]]:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             unit = row_unit(key, [value])
             rows.append((key, unit, metric_cell(key, unit, value, never)))
+        elif value is None:  # undefined (gpu_equiv.allocation_at_* of a trace that is not static)
+            rows.append((key, "", "n/a"))
         else:
             rows.append((key, "", str(value)))
     return rows

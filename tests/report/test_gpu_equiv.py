@@ -8,7 +8,7 @@ import polars as pl
 from gangsim.load import load_trace
 from gangsim.report import build_report
 from gangsim.report.diff import build_diff
-from gangsim.report.render_diff import fmt_metric
+from gangsim.report.summary import fmt_in, row_unit
 from gangsim.report.summary import summary_rows
 from gangsim.sim.replay import replay
 from tests.scheduler.plugins.test_gpudevices import node, pod
@@ -34,10 +34,10 @@ def test_shares_are_counted_by_their_share(tmp_path):
     assert r.summary["gpu"]["busy_s"] == 50.0  # whole GPUs only, as before
     tl = r.tables["timeline"]
     assert tl.select("t_s", "gpus_allocated", "gpu_equiv_allocated").rows() == [(0.0, 0, 0.25), (50.0, 1, 1.25)]
-    rows = dict(summary_rows(r.summary))
-    assert rows["gpu_equiv.allocated_s"] == "75 GPU-s (0.02 GPU-h)"
-    assert rows["gpu_equiv.allocated_at_end"] == "62.5%"
-    assert rows["gpu_equiv.allocation_at_100"] == "n/a"
+    rows = {key: (unit, value) for key, unit, value in summary_rows(r.summary)}
+    assert rows["gpu_equiv.allocated_s"] == ("GPU-s", "75")
+    assert rows["gpu_equiv.allocated_at_end"] == ("%", "62.5")
+    assert rows["gpu_equiv.allocation_at_100"] == ("", "n/a")
 
 
 def test_static_allocation_at_arrived_request(tmp_path):
@@ -62,5 +62,6 @@ def test_whole_gpu_runs_have_no_gpu_equiv_and_diff_shows_it_only_with_shares(tmp
     by_key = {m.key: m for m in d.metrics}
     assert by_key["gpu_equiv.allocated_s"].values == (50.0, 50.0)
     assert by_key["gpu_equiv.allocation_at_100"].values == (None, None)
-    assert fmt_metric("gpu_equiv.allocated_s", 50.0) == "50 GPU-s"
-    assert fmt_metric("gpu_equiv.allocation_at_130", 0.9415) == "94.2%"
+    # one unit per row (issue 14 item 5): GPU-equivalent time in GPU-s / GPU-h, the ratios in %
+    assert (row_unit("gpu_equiv.allocated_s", [50.0, 50.0]), fmt_in("GPU-s", 50.0)) == ("GPU-s", "50")
+    assert (row_unit("gpu_equiv.allocation_at_130", [0.9415]), fmt_in("%", 0.9415)) == ("%", "94.2")
