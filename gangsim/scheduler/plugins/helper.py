@@ -4,8 +4,6 @@ them and their PreFilter state (InterPodAffinity, PodTopologySpread)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import numpy as np
 
 MAX_NODE_SCORE = 100
@@ -25,12 +23,27 @@ def default_normalize_score(scores: np.ndarray, *, reverse: bool) -> np.ndarray:
     return out.astype(np.int64)
 
 
-def filter_by_labels(rows: np.ndarray, nodes: Sequence, check: Callable[[dict[str, str]], tuple[int, str] | None]) -> np.ndarray:
-    """Filter codes for ``rows`` (indexes into ``nodes``, objects with ``labels``): each node's code
-    from ``check(labels)`` (``(code, reason)`` or None for success, code 0)."""
-    codes = np.zeros(len(rows), dtype=np.int8)
-    for i, row in enumerate(rows.tolist()):
-        hit = check(nodes[row].labels)
-        if hit is not None:
-            codes[i] = hit[0]
-    return codes
+class LabelFilter:
+    """Filter and its reasons for a plugin whose verdict on a node depends only on the node's
+    labels and the pod's PreFilter state (InterPodAffinity, PodTopologySpread): the plugin gives
+    ``snapshot``, ``_state(state, pod)`` (None: nothing to check) and ``_check(s, pod, labels)``
+    (``(code, reason)`` or None for success)."""
+
+    def filter(self, state, pod, rows: np.ndarray) -> np.ndarray:
+        s = self._state(state, pod)  # type: ignore[attr-defined]
+        codes = np.zeros(len(rows), dtype=np.int8)
+        if s is None:
+            return codes
+        nodes = self.snapshot.nodes.nodes  # type: ignore[attr-defined]
+        for i, row in enumerate(rows.tolist()):
+            hit = self._check(s, pod, nodes[row].labels)  # type: ignore[attr-defined]
+            if hit is not None:
+                codes[i] = hit[0]
+        return codes
+
+    def reasons(self, state, pod, row: int) -> tuple[str, ...]:
+        s = self._state(state, pod)  # type: ignore[attr-defined]
+        if s is None:
+            return ()
+        hit = self._check(s, pod, self.snapshot.nodes.nodes[row].labels)  # type: ignore[attr-defined]
+        return (hit[1],) if hit else ()

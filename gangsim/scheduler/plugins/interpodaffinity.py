@@ -15,7 +15,7 @@ from gangsim.scheduler.framework.handle import Handle
 from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, PreFilterPlugin, ScorePlugin, Status
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
-from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, filter_by_labels
+from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, LabelFilter
 
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -58,7 +58,7 @@ def _bump(counts: dict[tuple[str, str], int], labels: dict[str, str], key: str) 
         counts[pair] = counts.get(pair, 0) + 1
 
 
-class InterPodAffinity(PreFilterPlugin, CapacityPlugin, ScorePlugin, EnqueueExtensions):
+class InterPodAffinity(LabelFilter, PreFilterPlugin, CapacityPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.INTER_POD_AFFINITY
     NODE_STATIC = False
     SCORE_PER_ROW = False  # a row's score depends on pods on other rows of its topology domains
@@ -137,24 +137,11 @@ class InterPodAffinity(PreFilterPlugin, CapacityPlugin, ScorePlugin, EnqueueExte
                     return Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY
         return None
 
-    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
-        s = self._state(state, pod)
-        if s is None:
-            return np.zeros(len(rows), dtype=np.int8)
-        return filter_by_labels(rows, self.snapshot.nodes.nodes, lambda labels: self._check(s, pod, labels))
-
     def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         """Unbounded when there is nothing to check; otherwise placements interact: unknown."""
         if self.needs_filter(pod):
             return None
         return np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
-
-    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
-        s = self._state(state, pod)
-        if s is None:
-            return ()
-        hit = self._check(s, pod, self.snapshot.nodes.nodes[row].labels)
-        return (hit[1],) if hit else ()
 
     # ---- Score -------------------------------------------------------------------------------
     def normalize(self, raw: np.ndarray) -> np.ndarray:

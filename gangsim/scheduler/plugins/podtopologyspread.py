@@ -48,7 +48,7 @@ from gangsim.scheduler.framework.interface import (
 )
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
-from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, filter_by_labels
+from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, LabelFilter
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
@@ -120,7 +120,7 @@ class _PreFilterState:
         return min(counts.values())
 
 
-class PodTopologySpread(PreFilterPlugin, CapacityPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class PodTopologySpread(LabelFilter, PreFilterPlugin, CapacityPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.POD_TOPOLOGY_SPREAD
     NODE_STATIC = False
     SCORE_PER_ROW = False  # a row's score counts pods on the other nodes of its domain
@@ -167,19 +167,6 @@ class PodTopologySpread(PreFilterPlugin, CapacityPlugin, PreScorePlugin, ScorePl
             if s.counts[i].get(value, 0) + self_match - s.min_match(i) > c.max_skew:
                 return Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH
         return None
-
-    def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
-        s = self._state(state, pod)
-        if s is None:
-            return np.zeros(len(rows), dtype=np.int8)
-        return filter_by_labels(rows, self.snapshot.nodes.nodes, lambda labels: self._check(s, pod, labels))
-
-    def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
-        s = self._state(state, pod)
-        if s is None:
-            return ()
-        hit = self._check(s, pod, self.snapshot.nodes.nodes[row].labels)
-        return (hit[1],) if hit else ()
 
     def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
         """Unbounded without DoNotSchedule constraints; otherwise placements interact: unknown."""
