@@ -3,12 +3,10 @@
 Each example is one case of ``tests/fuzz/mutate.py`` (a seed → a mutated trace, scheduler
 configuration or importer input and the command to run), run in-process by
 ``tests/fuzz/runner.py`` with a 60 s limit. Exit 0, 1 or 2 is fine; exit 3, a traceback, exit 130
-without an interrupt, a hang or an error line over 300 characters is a failure, reported with
-its seed, mutations and a replay command. A longer run: ``python -m benchmarks fuzz N``.
-
-``KNOWN`` lists inputs whose failure class is known and not fixed yet: the main tests skip exactly
-those (family, seed) pairs, and each class has its own strict xfail below, which starts to XPASS
-(and so fail) once the class is fixed: then delete the xfail and its seeds from ``KNOWN``.
+without an interrupt, a hang, an error line over 300 characters or an import whose output ``run``
+refuses is a failure, reported with its seed, mutations and a replay command. A longer run:
+``python -m benchmarks fuzz N``. Every failure class found so far is fixed and its seeds are
+pinned in ``test_fixed_classes_stay_fixed``.
 """
 
 from __future__ import annotations
@@ -20,10 +18,6 @@ from hypothesis import strategies as st
 from tests.fuzz.runner import Sandbox
 
 EXAMPLES = 150  # per family: 450 cases in all, ~0.1 s each
-
-# (family, seed) -> the known failure class (the name of its xfail test below); found on this
-# suite's own seeds, not yet fixed when the fuzzer was added (issue 17 items 1 and 3)
-KNOWN: dict[tuple[str, int], str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -39,21 +33,12 @@ def test_mutated_inputs_exit_0_1_or_2_with_short_error_lines(sandbox, family):
     @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, phases=[Phase.explicit, Phase.generate])
     @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
     def check(seed):
-        if (family, seed) in KNOWN:
-            return
         outcome = sandbox.run(seed, family)
         if outcome.failure is not None:
             failures.append(outcome.report())
 
     check()
     assert not failures, f"{len(failures)} fuzz failure(s):\n" + "\n".join(failures)
-
-
-def _known_class_holds(sandbox, name: str) -> None:
-    seeds = [key for key, cls in KNOWN.items() if cls == name]
-    assert seeds, name
-    reports = [o.report() for o in (sandbox.run(seed, family) for family, seed in seeds) if o.failure is not None]
-    assert not reports, "\n".join(reports)
 
 
 @pytest.mark.parametrize(
