@@ -1,201 +1,217 @@
-"""Run the benchmark suite and print one table (and write benchmarks/results.json).
+"""Run the benchmark suite, print one line per case and write benchmarks/results.json.
 
-    python -m benchmarks            # all shapes
-    python -m benchmarks B1 B2      # some of them
-    python -m benchmarks --repeat 3 # median of 3 runs each
-    python -m benchmarks B5 --b5-horizon 3d   # the RICC log (never part of the default set)
-    python -m benchmarks fuzz 2000  # fuzz the loader and importers (tests/fuzz/longrun.py)
+    python -m benchmarks                         # the fast cases (see --list)
+    python -m benchmarks RICC-gang NASA-pod      # cases by name; groups: fast, issue16, long, all
+    python -m benchmarks issue16 --baseline      # every issue 16 row, against main~1 in the same run
+    python -m benchmarks HPC2N-pod --baseline 8791b28 --timeout 600
+    python -m benchmarks RICC-gang --horizon 1d  # a shortened run (targets then do not apply)
+    python -m benchmarks --repeat 3              # the median of 3 runs of each case
+    python -m benchmarks fuzz 2000               # not a benchmark: tests/fuzz/longrun.py
 
-Figures are wall time of the replay (not of building the trace), pods/s, ms per PodGroup
-attempt and peak RSS, on this machine (cores printed in the header). Each case runs in its own
-interpreter so that its peak RSS is its own.
+Every case runs in a fresh process (benchmarks/runner.py: wall time, peak RSS and CPU time of that
+process alone, a timeout). Whole-process cases (benchmarks/cases.py, issue 16's table) run the
+``gangsim`` command with phase timers (benchmarks/driver.py); in-process cases
+(benchmarks/inprocess.py) time the replay and the report tables inside one interpreter.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
-import subprocess
+import platform
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import nullcontext
 from pathlib import Path
 
 import orjson
 
-from benchmarks import shapes
-from gangsim.report import build_report
-from gangsim.sim.replay import replay
+from benchmarks import baseline, cases, inprocess, inputs
+from benchmarks.measure import Context, measure_cli, measure_inprocess
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TIMEOUT_S = 900.0
+SCHEMA = 2
 
 
-DATA = next((p for p in (Path("/work/shared/traces-data"), Path(__file__).resolve().parents[2] / "shared" / "traces-data") if p.exists()), None)
-
-
-def _imported(spec: str, horizon_ms: int | None = None):
-    """A real trace through its importer (``KIND:PATH``), loading included in the timing."""
-    from gangsim.load import load_trace
-
-    def build():
-        t = load_trace([spec])
-        if horizon_ms is not None:
-            t.horizon_ms = horizon_ms
-        return t
-
-    return build
-
-
-@dataclass
-class Case:
-    key: str
-    title: str
-    policy: str
-    build: Callable[[], object] | None
-    target: str
-    load_in_timing: bool = False
-
-
-CASES = [
-    Case("B1", "SchedulingBasic: 5,000 nodes, 10,000 pods", "pod", lambda: shapes.scheduling_basic(5000, 10_000), ">= 11,500 pods/s"),
-    Case("B2", "gangs: 5,000 nodes, 3,000 gangs of 3", "gang", lambda: shapes.gang_shape(5000, 3000, 3), "<= 0.5 ms per PodGroup attempt"),
-    Case("B3", "1,000 gangs x 128 eight-GPU pods on 5,000 x 8-GPU nodes", "gang", lambda: shapes.gang_shape(5000, 1000, 128, gpus_per_node=8, gpus_per_pod=8), "<= 20 s"),
-    # B3 with KEP-5732 TAS: 40 blocks of 125 nodes; B3's 8-GPU pods would need 128 nodes, more
-    # than a block has, so pods take 4 GPUs (a gang fills 64 nodes of one block)
-    Case("B3-TAS", "1,000 gangs x 128 four-GPU pods on 5,000 x 8-GPU nodes in 40 blocks, gang+tas", "gang",
-         lambda: shapes.gang_shape(5000, 1000, 128, gpus_per_node=8, gpus_per_pod=4, blocks=40), "B3 for comparison"),
-    Case("B4", "openb default, full replay incl. reports", "pod", _imported(f"openb:{DATA}/alibaba-gpu-v2023-openb") if DATA else None, "<= 5 s", load_in_timing=True),
-    Case("B5", "RICC SWF (447,794 jobs), full replay", "gang", _imported(f"swf:{DATA}/pwa-ricc-2010/RICC-2010-2.swf.gz") if DATA else None, "<= 120 s, <= 2 GiB", load_in_timing=True),
-    Case("P1", "gang preemption: 1,000 nodes of low gangs (single), 50 high gangs", "gang", lambda: shapes.preemption_shape(1000, mode="single"), "ms per preemption attempt"),
-    Case("P2", "gang preemption: 1,000 nodes of low gangs (all), 50 high gangs", "gang", lambda: shapes.preemption_shape(1000, mode="all"), "ms per preemption attempt"),
-    Case("B7a", "SchedulingBasic on 1,000 nodes", "pod", lambda: shapes.scheduling_basic(1000, 10_000), "B7: ratio <= 3"),
-    Case("B7b", "SchedulingBasic on 10,000 nodes", "pod", lambda: shapes.scheduling_basic(10_000, 10_000), "B7: ratio <= 3"),
-]
-
-
-def first_fit_baseline(nodes: int = 5000, pods: int = 10_000) -> float:
-    """B6: the same 10,000 placements as B1 by a bare numpy first-fit loop (no queue, no
-    scoring, no events, no reports): the floor a Python simulator can be compared with."""
-    import numpy as np
-
-    free = np.tile(np.array([4000, 32 * 2**30, 110], dtype=np.int64), (nodes, 1))
-    demand = np.array([100, 100 * 2**20, 1], dtype=np.int64)
-    start = time.perf_counter()
-    for _ in range(pods):
-        fits = (free >= demand).all(axis=1)
-        row = int(np.argmax(fits))
-        free[row] -= demand
-    return time.perf_counter() - start
-
-
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def run_case(case: Case, repeat: int) -> dict:
-    walls = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        trace = case.build()
-        if not case.load_in_timing:
-            start = time.perf_counter()
-        log = replay(trace, case.policy)
-        build_report(log)
-        walls.append(time.perf_counter() - start)
-    wall = statistics.median(walls)
-    pods = len(log.pods)
-    attempts = sum(log.podgroup_attempts.values())
+def groups() -> dict[str, list[str]]:
+    legacy = [c.key for c in inprocess.CASES]
+    fast_cli = [c.key for c in cases.CLI_CASES if c.fast]
+    long_cli = [c.key for c in cases.CLI_CASES if not c.fast]
+    fast = [k for k in legacy if k not in inprocess.ON_REQUEST] + fast_cli
     return {
-        "case": case.key,
-        "title": case.title,
-        "policy": case.policy,
-        "wall_s": round(wall, 3),
-        "pods": pods,
-        "pods_per_s": round(pods / wall, 1) if wall else None,
-        "podgroup_attempts": attempts,
-        "ms_per_podgroup_attempt": round(1000 * wall / attempts, 3) if attempts else None,
-        "preemption_attempts": log.counters.get("podgroup_preemption_attempts", 0),
-        "ms_per_preemption_attempt": round(1000 * wall / log.counters["podgroup_preemption_attempts"], 3) if log.counters.get("podgroup_preemption_attempts") else None,
-        "victims": len(log.victims),
-        "bound": sum(1 for p in log.pods if p.bound_ms is not None),
-        "peak_rss_mib": round(peak_rss_mib(), 1),
-        "target": case.target,
+        "fast": fast,
+        "issue16": [c.key for c in cases.CLI_CASES],
+        "long": long_cli + sorted(inprocess.ON_REQUEST),
+        "all": legacy + fast_cli + long_cli,
+        "B7": ["B7a", "B7b"],
     }
 
 
-def _in_subprocess(key: str, repeat: int, b5_horizon: str | None) -> dict:
-    """One case in a fresh interpreter, so that its peak RSS is its own."""
-    cmd = [sys.executable, "-m", "benchmarks", "--one", key, "--repeat", str(repeat)]
-    if b5_horizon:
-        cmd += ["--b5-horizon", b5_horizon]
-    done = subprocess.run(cmd, capture_output=True, check=False, cwd=Path(__file__).resolve().parents[1])
-    if done.returncode != 0:
-        sys.exit(f"benchmark {key} failed:\n{done.stderr.decode()}")
-    return orjson.loads(done.stdout.splitlines()[-1])
+def select(names: list[str]) -> list[str]:
+    """Case keys in suite order: ``names`` are keys or groups; none: the fast group. B6 brings B1
+    (its ratio is B1 over it). Raises ``KeyError`` naming an unknown name."""
+    named = groups()
+    order = named["all"]
+    wanted: set[str] = set()
+    for name in names or ["fast"]:
+        if name in named:
+            wanted.update(named[name])
+        elif name in order:
+            wanted.add(name)
+        else:
+            raise KeyError(f"unknown case {name!r}: choose from {', '.join(order)} or a group ({', '.join(named)})")
+    if "B6" in wanted:
+        wanted.add("B1")
+    return [k for k in order if k in wanted]
 
 
-def _case(key: str, b5_horizon: str | None) -> Case:
-    case = next(c for c in CASES if c.key == key)
-    if case.key == "B5" and b5_horizon and DATA:
-        from gangsim.api.duration import parse_duration_ms
+def machine() -> dict:
+    model = next((ln.split(":", 1)[1].strip() for ln in _read("/proc/cpuinfo").splitlines() if ln.startswith("model name")), platform.processor())
+    return {
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu_model": model,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
 
-        case.build = _imported(f"swf:{DATA}/pwa-ricc-2010/RICC-2010-2.swf.gz", parse_duration_ms(b5_horizon))
-        case.title += f" (--horizon {b5_horizon})"
-    return case
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
 
 
-def main(argv: list[str] | None = None) -> None:
+def _fmt(m: dict | None) -> str:
+    if m is None:
+        return "-"
+    if m["status"] == "skipped":
+        return f"skipped: {m['note']}"
+    if m["status"] != "ok":
+        return f"{m['status']}: {m['note']} (RSS {m['peak_rss_mib']:.0f} MiB)"
+    phase = f" (replay {m['replay_s']:.2f} s)" if m.get("replay_s") is not None else ""
+    per = f" = {m['pods_per_s']:,.0f} pods/s" if m.get("pods_per_s") else ""
+    per += f" = {m['ms_per_gang']:.3f} ms/gang" if m.get("ms_per_gang") else ""
+    imported = f" (import {m['import_s']:.1f} s before, not timed)" if m.get("import_s") is not None else ""
+    return f"{m['whole_s']:.2f} s{phase}{per}, {m['peak_rss_mib']:.0f} MiB, {m['cores_used']} cores{imported}"
+
+
+def speedup(base: dict | None, now: dict, figure: str = "whole_s") -> tuple[float | None, float | None]:
+    """(baseline time / now, when both finished; a lower bound when only now finished). ``figure``:
+    ``whole_s`` for whole-process cases, ``replay_s`` (their timed part) for in-process ones."""
+    if base is None or now["status"] != "ok" or not now[figure]:
+        return None, None
+    if base["status"] == "ok" and base[figure] is not None:
+        return round(base[figure] / now[figure], 2), None
+    if base["status"] == "timeout":
+        return None, round(base["whole_s"] / now[figure], 2)
+    return None, None
+
+
+def run_one(key: str, trees: list[baseline.Tree], ctx: Context) -> dict:
+    """One case against every tree (the baseline first, this tree last), as a results.json row."""
+    cli = cases.BY_KEY.get(key)
+    measured = {t.label: (measure_cli(cli, t, ctx) if cli else measure_inprocess(key, t, ctx)) for t in trees}
+    now, base = measured["now"], measured.get("baseline")
+    fast, at_least = speedup(base, now, "whole_s" if cli else "replay_s")
+    row = {"case": key, "kind": "whole-process" if cli else "in-process", "now": now, "baseline": base, "speedup": fast, "speedup_at_least": at_least}
+    if cli:
+        shortened = ctx.horizon is not None
+        row.update(title=cli.title, policy=cli.policy, command=cli.command(ctx.horizon), today_issue16=cli.today, target=cli.target.text)
+        row["met"] = f"n/a (shortened: --horizon {ctx.horizon})" if shortened else ("yes" if cli.target.met(now) else "no")
+    else:
+        case = inprocess.BY_KEY[key]
+        row.update(title=case.title, policy=case.policy, command=f"python -m benchmarks {key}", today_issue16=None, target=case.target, met=None)
+    return row
+
+
+def print_row(row: dict, rev: str | None) -> None:
+    line = f"{row['case']:12} {row['policy']:6} now {_fmt(row['now'])}"
+    if rev is not None:
+        line += f" | {rev}: {_fmt(row['baseline'])}"
+        if row["speedup"] is not None:
+            line += f" | {row['speedup']:.2f}x faster"
+        elif row["speedup_at_least"] is not None:
+            line += f" | > {row['speedup_at_least']:.2f}x faster"
+    line += f" | target {row['target']}" + (f": met {row['met']}" if row["met"] is not None else "")
+    print(line, flush=True)
+
+
+def derived_rows(rows: list[dict]) -> list[dict]:
+    """B6 (B1 over the numpy loop) and B7 (B7b over B7a) from the rows measured."""
+    by_key = {r["case"]: r["now"] for r in rows if r["now"]["status"] == "ok"}
+    out = []
+    for key, num, den, title in (("B6/B1", "B1", "B6", "B1 / a bare numpy first-fit loop"), ("B7", "B7b", "B7a", "10,000 vs 1,000 nodes")):
+        if num in by_key and den in by_key and by_key[den]["replay_s"]:
+            ratio = round(by_key[num]["replay_s"] / by_key[den]["replay_s"], 2)
+            out.append({"case": key, "kind": "ratio", "title": title, "ratio": ratio, "target": "<= 3", "met": "yes" if ratio <= 3 else "no"})
+            print(f"{key:12} {title}: {ratio:.2f}x  target <= 3", flush=True)
+    return out
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description="gangsim benchmarks (benchmarks/README.md)")
+    ap.add_argument("cases", nargs="*", help="case keys or groups (fast, issue16, long, all); default: fast")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case; the median is reported")
+    ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per case and tree (default {DEFAULT_TIMEOUT_S:g}); 0: none")
+    ap.add_argument("--baseline", nargs="?", const=baseline.DEFAULT_REV, metavar="REV", help=f"also run every case against a git worktree of REV (default {baseline.DEFAULT_REV})")
+    ap.add_argument("--horizon", help="replace each whole-process case's --horizon (a shortened run, e.g. 1d)")
+    ap.add_argument("--cache-dir", type=Path, default=None, help="generated and imported traces (default: $GANGSIM_BENCH_CACHE or ~/.cache/gangsim-benchmarks)")
+    ap.add_argument("--data", type=Path, default=None, help="the traces-data directory (default: ../shared/traces-data)")
+    ap.add_argument("--json", type=Path, default=Path(__file__).parent / "results.json")
+    ap.add_argument("--list", action="store_true", help="list the cases and their commands, run nothing")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one in-process case here, print its row as JSON
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["fuzz"]:  # not a benchmark: the long fuzz run of issue 17 (tests/fuzz/)
         from tests.fuzz.longrun import main as fuzz_main
 
-        sys.exit(fuzz_main(argv[1:]))
-    ap = argparse.ArgumentParser(prog="python -m benchmarks")
-    ap.add_argument("cases", nargs="*", help="case keys (default: all but B5)")
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--json", type=Path, default=Path(__file__).parent / "results.json")
-    ap.add_argument("--b5-horizon", help="replay RICC only up to this simulated time (e.g. 3d)")
-    ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one case here, print its row as JSON
-    args = ap.parse_args(argv)
+        return fuzz_main(argv[1:])
+    args = parse(argv)
     if args.one:
-        if args.one == "B6":
-            print(orjson.dumps({"baseline_s": statistics.median(first_fit_baseline() for _ in range(max(1, args.repeat)))}).decode())
-        else:
-            print(orjson.dumps(run_case(_case(args.one, args.b5_horizon), args.repeat)).decode())
-        return
-    default = [c.key for c in CASES if c.key not in ("B5", "B3-TAS")]  # B5 (the full RICC log) and B3-TAS only when asked for
-    wanted = [k for k in (c.key for c in CASES) if k in args.cases] if args.cases else default
-    b6 = not args.cases or "B6" in args.cases
-    print(f"gangsim benchmarks on {os.cpu_count()} cores, Python {sys.version.split()[0]}, median of {args.repeat}, one process per case")
-    rows = []
-    for key in wanted:
-        case = _case(key, args.b5_horizon)
-        if case.build is None:
-            print(f"{case.key:5} skipped: ../shared/traces-data is not here", flush=True)
-            continue
-        row = _in_subprocess(key, args.repeat, args.b5_horizon)
-        rows.append(row)
-        print(
-            f"{row['case']:5} {row['title']:58} {row['policy']:6} wall {row['wall_s']:8.2f} s  "
-            f"{row['pods_per_s'] or 0:10.0f} pods/s  "
-            f"{(row['ms_per_podgroup_attempt'] or 0):7.3f} ms/PG attempt  "
-            f"{row['preemption_attempts']:5d} WAP / {row['victims']:5d} victims  RSS {row['peak_rss_mib']:7.0f} MiB  target {row['target']}",
-            flush=True,
-        )
-    if b6:
-        base = _in_subprocess("B6", args.repeat, None)["baseline_s"]
-        b1 = next((r for r in rows if r["case"] == "B1"), None) or _in_subprocess("B1", args.repeat, None)
-        ratio = b1["wall_s"] / base
-        rows.append({"case": "B6", "title": "B1 vs a bare numpy first-fit loop", "baseline_s": round(base, 3), "gangsim_s": b1["wall_s"], "ratio": round(ratio, 2), "target": "<= 3"})
-        print(f"B6    B1 / numpy first-fit loop: {b1['wall_s']:.2f} s / {base:.3f} s = {ratio:.1f}x  target <= 3", flush=True)
-    by_key = {r["case"]: r for r in rows}
-    if "B7a" in by_key and "B7b" in by_key:
-        ratio = by_key["B7b"]["wall_s"] / by_key["B7a"]["wall_s"]
-        rows.append({"case": "B7", "title": "10,000 vs 1,000 nodes", "ratio": round(ratio, 2), "target": "<= 3"})
-        print(f"B7    10,000 vs 1,000 nodes: {ratio:.2f}x  target <= 3", flush=True)
-    args.json.write_bytes(orjson.dumps({"cores": os.cpu_count(), "python": sys.version.split()[0], "repeat": args.repeat, "results": rows}, option=orjson.OPT_INDENT_2))
+        print(orjson.dumps(inprocess.run_case(inprocess.BY_KEY[args.one], max(1, args.repeat))).decode())
+        return 0
+    try:
+        keys = select(args.cases)
+    except KeyError as exc:
+        print(f"python -m benchmarks: error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if args.list:
+        fast = set(groups()["fast"])
+        for key in groups()["all"]:
+            cli = cases.BY_KEY.get(key)
+            print(f"{key:12} {'fast' if key in fast else 'long':4} {cli.command() if cli else inprocess.BY_KEY[key].title}")
+        return 0
+    ctx = Context(data=args.data or inprocess.DATA, cache=args.cache_dir or inputs.default_cache_dir(), timeout_s=args.timeout or None, repeat=args.repeat, horizon=args.horizon)
+    here = baseline.current(ROOT)
+    with baseline.worktree(ROOT, args.baseline) if args.baseline else nullcontext() as base:
+        trees = [base, here] if base is not None else [here]
+        info = machine()
+        print(f"gangsim benchmarks on {info['cpu_count']} cores ({info['cpus_usable']} usable, load {info['load_avg_1m']}), {info['cpu_model']}, "
+              f"Python {info['python']}; median of {args.repeat}; timeout {args.timeout:g} s per case; one process per case", flush=True)  # fmt: skip
+        print(f"now: {here.commit or '?'}{' + uncommitted changes' if here.dirty else ''}" + (f"; baseline {base.rev} = {base.commit}" if base else ""), flush=True)
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        rows = []
+        for key in keys:
+            row = run_one(key, trees, ctx)
+            print_row(row, base.rev if base else None)
+            rows.append(row)
+        rows += derived_rows(rows)
+    result = {
+        "schema": SCHEMA, "started": started, "machine": info, "repeat": args.repeat, "timeout_s": ctx.timeout_s, "horizon": args.horizon,
+        "now": {"commit": here.commit, "dirty": here.dirty},
+        "baseline": {"rev": base.rev, "commit": base.commit} if base else None,
+        "results": rows,
+    }  # fmt: skip
+    args.json.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

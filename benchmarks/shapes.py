@@ -77,3 +77,44 @@ def preemption_shape(nodes: int = 1000, low_gangs: int = 125, high_gangs: int = 
         objs.append((at, "Job", Job("default", name, size, spec, source=SRC)))
     objs.sort(key=lambda o: o[0])
     return Trace(f"preemption-{mode}", _events(objs))
+
+
+# ---- the same shapes as trace files, for the whole-process cases (``gangsim run FILE``) ----------
+# Plain Kubernetes objects (the user contract of INTERFACE.md), so that every revision the
+# harness compares (``--baseline``) reads the same bytes. Each yields one JSON document a line.
+
+_NODE_ALLOCATABLE = {"cpu": "4", "memory": "32Gi", "pods": "110"}  # scheduler_perf node-default.yaml
+_SMALL_REQUESTS = {"cpu": "100m", "memory": "100Mi"}  # as scheduling_basic above
+
+
+def _node_docs(nodes: int):
+    for i in range(nodes):
+        name = f"node-{i}"
+        yield {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+               "status": {"allocatable": _NODE_ALLOCATABLE}}  # fmt: skip
+
+
+def _container() -> dict:
+    return {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": dict(_SMALL_REQUESTS)}}
+
+
+def scheduling_basic_docs(nodes: int = 5000, pods: int = 50_000):
+    """scheduler_perf SchedulingBasic as a trace file: ``nodes`` Nodes, then ``pods`` Pods, all at t=0."""
+    yield {"apiVersion": "gangsim.dev/v1alpha1", "kind": "Trace", "metadata": {"name": f"scheduling-basic-{nodes}x{pods}"}, "events": []}
+    yield from _node_docs(nodes)
+    for i in range(pods):
+        yield {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}", "namespace": "default"}, "spec": {"containers": [_container()]}}
+
+
+def gang_docs(nodes: int = 5000, gangs: int = 10_000, size: int = 3):
+    """``gangs`` gangs of ``size`` small pods as a trace file: a PodGroup (minCount = size) and an
+    Indexed Job of ``size`` pods each, all at t=0, on ``nodes`` Nodes (as gang_shape above)."""
+    yield {"apiVersion": "gangsim.dev/v1alpha1", "kind": "Trace", "metadata": {"name": f"gangs-{nodes}x{gangs}x{size}"}, "events": []}
+    yield from _node_docs(nodes)
+    for g in range(gangs):
+        name = f"gang-{g}"
+        yield {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": "default"},
+               "spec": {"schedulingPolicy": {"gang": {"minCount": size}}}}  # fmt: skip
+        template = {"spec": {"restartPolicy": "Never", "containers": [_container()], "schedulingGroup": {"podGroupName": name}}}
+        yield {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
+               "spec": {"parallelism": size, "completions": size, "completionMode": "Indexed", "template": template}}  # fmt: skip
