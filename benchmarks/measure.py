@@ -65,7 +65,10 @@ def trace_argument(case: CliCase, tree: Tree, ctx: Context) -> tuple[str | None,
 
 
 def measure_cli(case: CliCase, tree: Tree, ctx: Context) -> dict:
-    trace, import_s, skip = trace_argument(case, tree, ctx)
+    try:
+        trace, import_s, skip = trace_argument(case, tree, ctx)
+    except RuntimeError as exc:  # the import of its trace failed
+        return _blank(status="failed", note=str(exc)[:500])
     if skip is not None:
         return _blank(status="skipped", note=skip)
     rows = []

@@ -53,15 +53,23 @@ def run(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | Path |
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd, start_new_session=True)
         status, code, usage = "ok", None, None
         deadline = None if timeout_s is None else start + timeout_s
-        while True:
-            pid, wait_status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if deadline is not None and time.perf_counter() >= deadline:
-                status = "timeout"
-                usage, wait_status = _stop(proc.pid)
-                break
-            time.sleep(POLL_S)
+        try:
+            while True:
+                pid, wait_status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if deadline is not None and time.perf_counter() >= deadline:
+                    status = "timeout"
+                    usage, wait_status = _stop(proc.pid)
+                    break
+                time.sleep(POLL_S)
+        except BaseException:  # Ctrl-C reaches only this process (the child has its own session)
+            try:
+                _stop(proc.pid)
+            except ChildProcessError:  # reaped already
+                pass
+            proc.returncode = -1
+            raise
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(wait_status)  # reaped by wait4: tell Popen
         if status == "ok":

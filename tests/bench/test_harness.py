@@ -3,6 +3,7 @@ cache and results.json. No timing is asserted: the figures belong to the machine
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -100,6 +101,24 @@ def test_a_child_ignoring_sigterm_is_killed(monkeypatch):
     script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('up', flush=True)\ntime.sleep(120)\n"
     done = runner.run([sys.executable, "-c", script], timeout_s=1.0)
     assert done.status == "timeout" and done.stdout == b"up\n"
+
+
+def test_interrupting_the_harness_stops_the_child(tmp_path, monkeypatch):
+    pidfile = tmp_path / "pid"
+    script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    real_sleep, raised = time.sleep, []
+
+    def interrupted(seconds):  # Ctrl-C once the child is up
+        if not raised and pidfile.exists() and pidfile.read_text():
+            raised.append(True)
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(runner.time, "sleep", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run([sys.executable, "-c", script], timeout_s=60)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pidfile.read_text()), 0)  # gone and reaped
 
 
 def test_exit_code_and_usage_of_that_child_alone():
