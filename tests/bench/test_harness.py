@@ -255,3 +255,25 @@ def test_both_trees_in_one_row_with_their_ratio(tmp_path, monkeypatch):
 )
 def test_speedup(base, now, expected):
     assert bench.speedup(base, now) == expected
+
+
+def test_repeats_report_the_median_run_or_the_first_failure():
+    runs = [{"status": "ok", "whole_s": w} for w in (3.0, 1.0, 2.0)]
+    assert measure._median_run(runs) is runs[2]
+    failed = {"status": "timeout", "whole_s": 9.0}
+    assert measure._median_run([*runs, failed]) is failed
+
+
+def test_an_in_process_case_runs_through_the_trees_own_one_protocol(tmp_path):
+    row = measure.measure_inprocess("B6", baseline.current(ROOT), _ctx(tmp_path))
+    assert row["status"] == "ok" and row["detail"]["case"] == "B6"
+    assert row["replay_s"] == row["detail"]["wall_s"] and row["whole_s"] >= row["replay_s"]
+
+
+def test_ratios_b6_and_b7_from_the_rows_measured(capsys):
+    def row(key, replay_s):
+        return {"case": key, "now": {"status": "ok", "replay_s": replay_s}}
+
+    derived = bench.derived_rows([row("B1", 0.9), row("B6", 0.3), row("B7a", 1.0), row("B7b", 4.0)])
+    assert [(d["case"], d["ratio"], d["met"]) for d in derived] == [("B6/B1", 3.0, "yes"), ("B7", 4.0, "no")]
+    assert bench.derived_rows([row("B1", 0.9)]) == []
