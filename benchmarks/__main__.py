@@ -197,20 +197,28 @@ def main(argv: list[str] | None = None) -> int:
               f"Python {info['python']}; median of {args.repeat}; timeout {args.timeout:g} s per case; one process per case", flush=True)  # fmt: skip
         print(f"now: {here.commit or '?'}{' + uncommitted changes' if here.dirty else ''}" + (f"; baseline {base.rev} = {base.commit}" if base else ""), flush=True)
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        rows = []
+        result = {
+            "schema": SCHEMA, "started": started, "machine": info, "repeat": args.repeat, "timeout_s": ctx.timeout_s, "horizon": args.horizon,
+            "now": {"commit": here.commit, "dirty": here.dirty},
+            "baseline": {"rev": base.rev, "commit": base.commit} if base else None,
+            "complete": False, "results": [],
+        }  # fmt: skip
+        rows = result["results"]
         for key in keys:
             row = run_one(key, trees, ctx)
             print_row(row, base.rev if base else None)
             rows.append(row)
+            _write(args.json, result)  # after each case: a long run stopped halfway keeps what it measured
         rows += derived_rows(rows)
-    result = {
-        "schema": SCHEMA, "started": started, "machine": info, "repeat": args.repeat, "timeout_s": ctx.timeout_s, "horizon": args.horizon,
-        "now": {"commit": here.commit, "dirty": here.dirty},
-        "baseline": {"rev": base.rev, "commit": base.commit} if base else None,
-        "results": rows,
-    }  # fmt: skip
-    args.json.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
-    return 0
+    result["complete"] = True
+    _write(args.json, result)
+    return 1 if any(r["kind"] != "ratio" and r["now"]["status"] == "failed" for r in rows) else 0
+
+
+def _write(path: Path, result: dict) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+    part.replace(path)
 
 
 if __name__ == "__main__":

@@ -226,7 +226,7 @@ def test_results_json_schema(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert printed.splitlines()[0].startswith("gangsim benchmarks on ") and "tiny" in printed and "met yes" in printed
     doc = orjson.loads(out.read_bytes())
-    assert doc["schema"] == bench.SCHEMA and doc["baseline"] is None and doc["timeout_s"] == 300
+    assert doc["schema"] == bench.SCHEMA and doc["baseline"] is None and doc["timeout_s"] == 300 and doc["complete"] is True
     assert {"cpu_count", "cpus_usable", "cpu_model", "load_avg_1m", "python", "platform"} == set(doc["machine"])
     assert doc["machine"]["python"] == sys.version.split()[0]
     (row,) = doc["results"]
@@ -277,3 +277,15 @@ def test_ratios_b6_and_b7_from_the_rows_measured(capsys):
     derived = bench.derived_rows([row("B1", 0.9), row("B6", 0.3), row("B7a", 1.0), row("B7b", 4.0)])
     assert [(d["case"], d["ratio"], d["met"]) for d in derived] == [("B6/B1", 3.0, "yes"), ("B7", 4.0, "no")]
     assert bench.derived_rows([row("B1", 0.9)]) == []
+
+
+def test_a_failing_case_is_a_failed_row_with_gangsims_message_and_exit_1(tmp_path, monkeypatch, capsys):
+    broken = cases.CliCase("broken", "no such policy", "nosuch", TINY.trace, "-", TINY.target, fast=True)
+    monkeypatch.setattr(cases, "CLI_CASES", [broken])
+    monkeypatch.setattr(cases, "BY_KEY", {"broken": broken})
+    out = tmp_path / "r.json"
+    assert bench.main(["broken", "--json", str(out), "--cache-dir", str(tmp_path / "cache")]) == 1
+    (row,) = orjson.loads(out.read_bytes())["results"]
+    assert row["now"]["status"] == "failed" and row["met"] == "no"
+    assert row["now"]["note"].startswith("exit 2: gangsim: error: ") and "nosuch" in row["now"]["note"]
+    assert "failed: exit 2" in capsys.readouterr().out
