@@ -190,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ctx = Context(data=args.data or inprocess.DATA, cache=args.cache_dir or inputs.default_cache_dir(), timeout_s=args.timeout or None, repeat=args.repeat, horizon=args.horizon)
     here = baseline.current(ROOT)
+    if args.baseline:
+        try:
+            baseline.resolve(ROOT, args.baseline)
+        except RuntimeError as exc:
+            print(f"python -m benchmarks: error: --baseline {args.baseline}: not a commit of {ROOT} ({exc})", file=sys.stderr)
+            return 2
     with baseline.worktree(ROOT, args.baseline) if args.baseline else nullcontext() as base:
         trees = [base, here] if base is not None else [here]
         info = machine()

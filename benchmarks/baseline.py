@@ -47,10 +47,15 @@ def current(repo: Path) -> Tree:
     return Tree("now", repo, "working tree", commit, dirty)
 
 
+def resolve(repo: Path, rev: str) -> str:
+    """The commit ``rev`` names in ``repo`` (``RuntimeError`` with git's message if none)."""
+    return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+
+
 @contextmanager
 def worktree(repo: Path, rev: str) -> Iterator[Tree]:
     """A detached worktree of ``rev`` (any commit-ish of ``repo``) for the duration of the block."""
-    commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    commit = resolve(repo, rev)
     parent = Path(tempfile.mkdtemp(prefix="gangsim-baseline-"))
     path = parent / commit[:12]
     _git(repo, "worktree", "add", "--detach", str(path), commit)

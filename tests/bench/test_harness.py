@@ -211,6 +211,7 @@ def test_baseline_is_a_temporary_worktree_of_the_revision(tmp_path):
     with pytest.raises(RuntimeError, match="no-such-rev"):
         with baseline.worktree(repo, "no-such-rev"):
             pass
+    assert len(_git(repo, "worktree", "list").splitlines()) == 1
     here = baseline.current(repo)
     assert here.commit == _git(repo, "rev-parse", "HEAD") and not here.dirty
 
@@ -289,3 +290,8 @@ def test_a_failing_case_is_a_failed_row_with_gangsims_message_and_exit_1(tmp_pat
     assert row["now"]["status"] == "failed" and row["met"] == "no"
     assert row["now"]["note"].startswith("exit 2: gangsim: error: ") and "nosuch" in row["now"]["note"]
     assert "failed: exit 2" in capsys.readouterr().out
+
+
+def test_a_baseline_that_is_no_commit_exits_2(capsys):
+    assert bench.main(["B6", "--baseline", "no-such-rev-xyz"]) == 2
+    assert "--baseline no-such-rev-xyz: not a commit of" in capsys.readouterr().err
