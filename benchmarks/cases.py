@@ -5,7 +5,7 @@ benchmarks/driver.py. Their traces, commands and targets are listed in benchmark
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import shapes
@@ -79,7 +79,6 @@ class CliCase:
     out: bool = False  # with --out DIR (a temporary directory)
     fast: bool = False  # part of the default set
     per: tuple[str, int] | None = None  # ("pods", n): pods/s; ("gangs", n): ms per gang; of whole_s
-    notes: tuple[str, ...] = field(default=())
 
     def argv(self, trace_arg: str, horizon: str | None, out_dir: Path | None) -> list[str]:
         """``gangsim`` arguments; ``horizon`` replaces the case's own ``--horizon`` (shortened runs)."""
