@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gangsim.scheduler.framework.interface import Status
 
 from gangsim.api.config import Profile, SchedulerConfig
-from gangsim.api.objects import PodGroup, PodSpec, PolicyKind, PreemptionPolicy
+from gangsim.api.objects import CompositePodGroup, PodGroup, PodSpec, PolicyKind, PreemptionPolicy
 
 NO_NODE = -1
 
@@ -178,7 +178,7 @@ class PodGroupState:
     assumed/waiting at Permit, bound) and its queue entity (kube's ``PodGroupState``)."""
 
     key: str
-    group: PodGroup | None = None
+    group: PodGroup | CompositePodGroup | None = None  # a CompositePodGroup: see framework.hierarchy
     members: dict[int, PodInfo] = field(default_factory=dict)
     entity: QueuedEntity | None = None  # gang policy: the group's queue entity
     condition: Condition | None = None
