@@ -10,7 +10,7 @@ from typing import Protocol
 from gangsim.api.config import SchedulerConfig
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.framework.handle import ClusterAPI, Nominator, SnapshotView, WaitingPods
-from gangsim.scheduler.framework.hierarchy import Hierarchies
+from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import Features, PodGroupState, PodInfo, QueuedEntity

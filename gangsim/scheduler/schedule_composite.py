@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
-from gangsim.scheduler.framework.hierarchy import Hierarchies, is_composite
+from gangsim.scheduler.framework.types import Hierarchies, is_composite
 from gangsim.scheduler.framework.interface import Code, Placement, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import CycleOutcome, GroupResult, PodGroupState, PodInfo, QueuedEntity

@@ -23,7 +23,7 @@ from gangsim.scheduler.binding import WaitingPodsMap
 from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.handle import ClusterAPI
-from gangsim.scheduler.framework.hierarchy import Hierarchies
+from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import (

@@ -20,7 +20,7 @@ from gangsim.api.objects import Node, PodDisruptionBudget
 
 if TYPE_CHECKING:
     from gangsim.eventlog import EventLog
-    from gangsim.scheduler.framework.hierarchy import Hierarchies
+    from gangsim.scheduler.framework.types import Hierarchies
     from gangsim.scheduler.framework.interface import Code
     from gangsim.scheduler.framework.types import GroupResult, PodGroupState, PodInfo, ResourceIndex
 
