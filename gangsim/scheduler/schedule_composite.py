@@ -23,7 +23,8 @@ A hierarchy is one cycle: popping any of its PodGroups pulls the others' queued 
 
 Then each PodGroup's pods go through the outcome paths of ``schedule_podgroup.finish`` (the root
 outcome decides bind or requeue); pods that failed Filter keep their own FitError, the others get
-the status of the highest group on their path that failed. CompositePodGroups get
+their PodGroup's failure, else the nearest failing ancestor's (gangsim's reading of upstream's
+"pod results are reconstructed … using the generic parent error"). CompositePodGroups get
 CompositePodGroupInitiallyScheduled with the same reasons. Workload-aware preemption is not run
 for hierarchies (gangsim does not model composite preemptors or victims yet).
 """
@@ -185,20 +186,17 @@ def run_tree(fw: Framework, tree: Hierarchies, root: PodGroupState, pods: dict[s
 
 
 def blame(tree: Hierarchies, root: PodGroupState, results: dict[str, Outcome]) -> dict[str, Status | None]:
-    """Each group's effective status: the status of the highest group on its path from the root
-    that did not succeed (None: it and every ancestor succeeded)."""
+    """Each group's effective status: its own failure, else the nearest failing ancestor's
+    (None: it and every ancestor succeeded). A group never evaluated (its parent stopped early)
+    inherits its parent's failure."""
     out: dict[str, Status | None] = {}
 
     def walk(st: PodGroupState, inherited: Status | None) -> None:
         own = results.get(st.key)
-        status = inherited
-        if status is None and own is not None:
-            status = own.status
-        if status is None and own is None:  # never evaluated: an earlier sibling decided
-            status = Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
+        status = own.status if own is not None and own.status is not None else inherited
         out[st.key] = status
         for c in tree.children(st.key) if is_composite(st) else ():
-            walk(c, inherited if inherited is not None else (own.status if own is not None else status))
+            walk(c, status)
 
     walk(root, None)
     return out
