@@ -98,7 +98,9 @@ def _check_tree(spec: Obj, composites: tuple[CompositePodGroupTemplate, ...]) ->
     def walk(t: CompositePodGroupTemplate, path: str, depth: int, top: int) -> None:
         if depth == MAX_TREE_DEPTH:
             at = f"{spec.fp('compositePodGroupTemplates')}[{top}]"
-            raise spec.error("compositePodGroupTemplates", invalid(at, Shown([c.name for c in t.composite_templates] or [t.name]), MSG_TEMPLATE_DEPTH.format(MAX_TREE_DEPTH)))
+            # upstream shows the top-level template's compositePodGroupTemplates (gangsim: their names)
+            shown_value = Shown([c.name for c in composites[top].composite_templates])
+            raise spec.error("compositePodGroupTemplates", invalid(at, shown_value, MSG_TEMPLATE_DEPTH.format(MAX_TREE_DEPTH)))
         for name, where in [(t.name, f"{path}.name")] + [(p.name, f"{path}.podGroupTemplates[{i}].name") for i, p in enumerate(t.pod_group_templates)]:
             if name in names:
                 raise spec.error("compositePodGroupTemplates", duplicate(where, name))
