@@ -389,6 +389,17 @@ class Workload:
     composite_templates: tuple[CompositePodGroupTemplate, ...] = ()  # v1alpha3, gate CompositePodGroup
 
     @property
+    def pod_group_templates(self) -> tuple[PodGroupTemplate, ...]:
+        """Every PodGroupTemplate: the top-level ones, or those under the composite templates."""
+        out = list(self.templates)
+        todo = list(self.composite_templates)
+        while todo:
+            c = todo.pop(0)
+            out.extend(c.pod_group_templates)
+            todo.extend(c.composite_templates)
+        return tuple(out)
+
+    @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
