@@ -222,7 +222,7 @@ def schedule_composite(h: SchedulerHandle, e: QueuedEntity, root: PodGroupState)
         return
     started = time.perf_counter()
     for st in [root, *_composites_under(tree, root)]:
-        st.members = tree.members(st)  # type: ignore[assignment]  # the generator pins a tree to its scheduled pods' domain
+        st.members = tree.members(st)  # the generator pins a tree to its scheduled pods' domain
     every = [p for leaf, _ in entities for p in pods[leaf.key]]
     message = validate(h, root, every)
     if message:

@@ -53,8 +53,7 @@ from gangsim.scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
-from gangsim.scheduler.framework.types import Hierarchies
-from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, PluginArgs, PodGroupState, PodInfo, ScheduleResult
+from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5

@@ -364,7 +364,7 @@ class Hierarchies:
             return [st]
         return [leaf for c in self.children(st.key) for leaf in self.leaves(c)]
 
-    def members(self, st: PodGroupState) -> dict[int, object]:
+    def members(self, st: PodGroupState) -> dict[int, PodInfo]:
         """Every member pod of the PodGroups under ``st``."""
         return {uid: p for leaf in self.leaves(st) for uid, p in leaf.members.items()}
 
