@@ -15,6 +15,7 @@ and a root with a topology key holds its whole tree in one domain.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,6 +130,66 @@ def test_priority_comes_from_the_root():
     want = "all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 5 (\"pa-0\") and 10 (\"default/root\")"
     assert messages(log, "pa", "SchedulerError") == {want}
     assert messages(log, "root", "SchedulerError") == {want}
+
+
+# ---- TestCPGTopologyAwareScheduling (test/integration/scheduler/podgroup/topologyawarescheduling) --
+# Nodes of 2 CPU labelled rack and zone, pods of 1 CPU, every group priority 100 (the test's makers).
+def _node(name, rack, zone):
+    return create(make_node(name, cpu=2, memory_gi=8, labels={"rack": rack, "zone": zone}))
+
+
+def _busy(name, node, cpu=1, group=""):
+    return create(make_pod(name, cpu=cpu, node_name=node, group=group, priority=100))
+
+
+def _pg(name, parent, topology="", min_count=2, basic=False):
+    return create(make_group(name, min_count, parent=parent, topology=(topology,) if topology else (), basic=basic, priority=100))
+
+
+def _p(name, group):
+    return create(make_pod(name, cpu=1, group=group, priority=100))
+
+
+UPSTREAM = [
+    (
+        "parent CPG has topology constraints, children do not; schedules on a single rack",
+        [_node("node1-z1-r1", "rack-1", "zone-1"), _node("node2-z1-r1", "rack-1", "zone-1"), _node("node3-z1-r2", "rack-2", "zone-1"), _node("node4-z1-r2", "rack-2", "zone-1"),
+         _busy("existing", "node4-z1-r2", cpu=2), create(make_composite("cpg-root", 2, topology=("rack",), priority=100)),
+         _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2")],
+        {"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r1"},
+    ),
+    (
+        "parent CPG has topology constraints, children do not; preexisting pod belonging to the hierarchy determines the topology",
+        [_node("node1-z1-r1", "rack-1", "zone-1"), _node("node2-z1-r1", "rack-1", "zone-1"), _node("node3-z1-r2", "rack-2", "zone-1"), _node("node4-z1-r2", "rack-2", "zone-1"),
+         _busy("existing", "node4-z1-r2", group="pg1"), create(make_composite("cpg-root", 2, topology=("rack",), priority=100)),
+         _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"), _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2")],
+        {"p1", "p2", "p3"}, {"node3-z1-r2", "node4-z1-r2"},
+    ),
+    (
+        "parent CPG has topology constraints, children do not; remains pending when no single rack can fit all children",
+        [_node("node1-z1-r1", "rack-1", "zone-1"), _node("node2-z1-r2", "rack-2", "zone-1"), _busy("existing1", "node1-z1-r1"), _busy("existing2", "node2-z1-r2"),
+         create(make_composite("cpg-root", 2, topology=("rack",), priority=100)), _pg("pg1", "cpg-root", basic=True), _pg("pg2", "cpg-root", basic=True),
+         _p("p1", "pg1"), _p("p2", "pg2")],
+        set(), set(),
+    ),
+    (
+        "parent CPG and child PGs both have topology constraints (multi-level constraints: zone and rack)",
+        [_node("node1-z1-r1", "rack-1", "zone-1"), _node("node2-z1-r2", "rack-2", "zone-1"), _node("node3-z2-r1", "rack-1", "zone-2"), _node("node4-z2-r1", "rack-1", "zone-2"),
+         _busy("existing-z2", "node3-z2-r1"), create(make_composite("cpg-root", 2, topology=("zone",), priority=100)),
+         _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root", "rack"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2")],
+        {"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r2"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "events", "scheduled", "nodes"), UPSTREAM, ids=[u[0] for u in UPSTREAM])
+def test_cpg_topology_aware_scheduling(name, events, scheduled, nodes):
+    """Ported from ``TestCPGTopologyAwareScheduling``: which pods are scheduled, on which nodes."""
+    got = {p: n for p, n in placements(run(make_trace(*events, config=CPG, horizon_s=30), "gang")).items() if p.startswith("p")}
+    assert set(got) == scheduled
+    assert set(got.values()) <= nodes
+    if name.startswith("parent CPG and child PGs"):  # each PodGroup in one rack
+        assert got["p1"] == got["p2"] and got["p3"] == got["p4"]
 
 
 # ---- the property ------------------------------------------------------------------------------
