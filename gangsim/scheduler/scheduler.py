@@ -149,10 +149,15 @@ class Scheduler:
                 self.queue.activate(e)
 
     def victim_priority(self, pod: PodInfo) -> int:
-        """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5)."""
+        """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5); in
+        a CompositePodGroup tree the root's (``traverseHierarchyUp``, SEMANTICS §11.1)."""
         if self.features.generic_workload and pod.group_key:
             st = self.group_states.get(pod.group_key)
             if st is not None and st.group is not None:
+                if self.hierarchy is not None and st.group.parent is not None:
+                    root = self.hierarchy.root(st.key)[0]
+                    if root is not None and root.group is not None:
+                        return root.group.priority
                 return st.group.priority
         return pod.priority
 

@@ -132,6 +132,18 @@ def test_priority_comes_from_the_root():
     assert messages(log, "root", "SchedulerError") == {want}
 
 
+def test_victims_carry_the_root_priority():
+    """SEMANTICS §11.1 (``traverseHierarchyUp`` for ``getPodPriority``): a PodGroup of priority 50
+    under a root of priority 10 is a victim of priority 10, so a standalone pod of priority 20
+    preempts it (as a victim of the PodGroup's 50 it would be safe)."""
+    events = rack_nodes({"a": 1}) + [create(make_composite("root", 1, priority=10))]
+    events += [create(make_group("pa", 1, parent="root", priority=50)), create(make_pod("pa-0", cpu=4, group="pa", priority=10))]
+    events += [create(make_pod("urgent", cpu=4, priority=20), 5)]
+    got = run(make_trace(*events, config=CPG, horizon_s=60), "gang")
+    assert [v.victim_pod for v in got.victims] == ["default/pa-0"]
+    assert placements(got).get("urgent") == "a-0"
+
+
 # ---- TestCPGTopologyAwareScheduling (test/integration/scheduler/podgroup/topologyawarescheduling) --
 # Nodes of 2 CPU labelled rack and zone, pods of 1 CPU, every group priority 100 (the test's makers).
 def _node(name, rack, zone):
