@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.api.objects import (
+    CompositePodGroup,
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
     Affinity,
@@ -80,7 +81,7 @@ def make_job(name: str, parallelism: int, namespace: str = "default", **kw) -> J
 
 
 def make_group(name: str, min_count: int = 1, namespace: str = "default", *, basic: bool = False, priority: int | None = None,
-               mode: str = "single", preemption_policy: str | None = None, topology: tuple[str, ...] = ()) -> PodGroup:
+               mode: str = "single", preemption_policy: str | None = None, topology: tuple[str, ...] = (), parent: str | None = None) -> PodGroup:
     policy = PodGroupPolicy(
         kind=PolicyKind.BASIC if basic else PolicyKind.GANG,
         min_count=1 if basic else min_count,
@@ -89,14 +90,20 @@ def make_group(name: str, min_count: int = 1, namespace: str = "default", *, bas
         preemption_policy=PreemptionPolicy(preemption_policy) if preemption_policy else None,
         topology_keys=topology,
     )
-    return PodGroup(namespace=namespace, name=name, policy=policy, source=SRC)
+    return PodGroup(namespace=namespace, name=name, policy=policy, source=SRC, parent=parent, workload_ref=("w", name) if parent else None)
+
+
+def make_composite(name: str, min_group_count: int = 1, namespace: str = "default", *, basic: bool = False, priority: int | None = None,
+                   topology: tuple[str, ...] = (), parent: str | None = None) -> CompositePodGroup:
+    policy = PodGroupPolicy(kind=PolicyKind.BASIC if basic else PolicyKind.GANG, min_count=1 if basic else min_group_count, priority=priority, topology_keys=topology)
+    return CompositePodGroup(namespace, name, policy, parent, ("w", name), SRC)
 
 
 def make_pdb(name: str, match: dict, *, min_available=None, max_unavailable=None, namespace: str = "default") -> PodDisruptionBudget:
     return PodDisruptionBudget(namespace, name, LabelSelector(tuple(sorted(match.items()))), min_available, max_unavailable, source=SRC)
 
 
-_KIND = {Node: "Node", Pod: "Pod", Job: "Job", PodGroup: "PodGroup", PodDisruptionBudget: "PodDisruptionBudget"}
+_KIND = {Node: "Node", Pod: "Pod", Job: "Job", PodGroup: "PodGroup", CompositePodGroup: "CompositePodGroup", PodDisruptionBudget: "PodDisruptionBudget"}
 
 
 def create(obj, at_s: float = 0) -> TraceEvent:

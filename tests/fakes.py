@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gangsim.api.config import SchedulerConfig
-from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
+from gangsim.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.framework.handle import Victim
 from gangsim.scheduler.framework.types import PodInfo, ResourceIndex
@@ -86,6 +86,12 @@ class FakeInformer:
 
     def on_podgroup_delete(self, key: str) -> None:
         self.calls.append(("podgroup_delete", key))
+
+    def on_composite_pod_group_add(self, cpg: CompositePodGroup) -> None:
+        self.calls.append(("composite_add", cpg.key))
+
+    def on_composite_pod_group_delete(self, key: str) -> None:
+        self.calls.append(("composite_delete", key))
 
     def on_pdb_add(self, pdb: PodDisruptionBudget) -> None:
         self.calls.append(("pdb_add", pdb.key))

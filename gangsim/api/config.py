@@ -99,6 +99,10 @@ class SchedulerConfig:
     # KEP-5732 feature gate TopologyAwareWorkloadScheduling (alpha, off by default as upstream):
     # the PodGroup cycle runs once per candidate placement (policy variant ``gang+tas``)
     topology_aware_workload_scheduling: bool = False
+    # KEP-6012 feature gate CompositePodGroup (alpha, off by default): PodGroups and
+    # CompositePodGroups naming a parent form one hierarchy, one queue entity and one cycle
+    # (policy variant ``gang+cpg``, which turns TopologyAwareWorkloadScheduling on with it)
+    composite_pod_group: bool = False
     # KEP-5598 opportunistic batching and gangsim's other shortcuts: never change a placement.
     opportunistic_batching: bool = True  # False: every FastPath switch off (the reference path)
     fast_path: FastPath = FastPath()

@@ -369,12 +369,35 @@ class PodGroupTemplate:
 
 
 @dataclass(frozen=True, slots=True)
+class CompositePodGroupTemplate:
+    """``scheduling.k8s.io/v1alpha3`` CompositePodGroupTemplate: its policy (``min_count`` is
+    ``gang.minGroupCount``) and its children templates."""
+
+    name: str
+    policy: PodGroupPolicy
+    pod_group_templates: tuple[PodGroupTemplate, ...] = ()
+    composite_templates: tuple["CompositePodGroupTemplate", ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     namespace: str
     name: str
     templates: tuple[PodGroupTemplate, ...]
     controller_ref: tuple[str, str, str] | None = None  # (apiGroup, kind, name)
     source: Source = NO_SOURCE
+    composite_templates: tuple[CompositePodGroupTemplate, ...] = ()  # v1alpha3, gate CompositePodGroup
+
+    @property
+    def pod_group_templates(self) -> tuple[PodGroupTemplate, ...]:
+        """Every PodGroupTemplate: the top-level ones, or those under the composite templates."""
+        out = list(self.templates)
+        todo = list(self.composite_templates)
+        while todo:
+            c = todo.pop(0)
+            out.extend(c.pod_group_templates)
+            todo.extend(c.composite_templates)
+        return tuple(out)
 
     @property
     def key(self) -> str:
@@ -389,6 +412,7 @@ class PodGroup:
     workload_ref: tuple[str, str] | None = None  # (workloadName, templateName)
     rendezvous_timeout_ms: int | None = None
     source: Source = NO_SOURCE
+    parent: str | None = None  # spec.parentCompositePodGroupName (v1alpha3, gate CompositePodGroup)
 
     @property
     def key(self) -> str:
@@ -400,7 +424,29 @@ class PodGroup:
         return self.policy.priority or 0
 
 
-Object = Node | Pod | Job | PriorityClass | PodDisruptionBudget | PodGroup | Workload
+@dataclass(frozen=True, slots=True)
+class CompositePodGroup:
+    """``scheduling.k8s.io/v1alpha3`` CompositePodGroup (KEP-6012, SEMANTICS §9): a group of
+    PodGroups and CompositePodGroups naming it in ``parentCompositePodGroupName``. ``policy``
+    reuses PodGroupPolicy: ``min_count`` is ``gang.minGroupCount`` (counted in child groups)."""
+
+    namespace: str
+    name: str
+    policy: PodGroupPolicy
+    parent: str | None = None
+    workload_ref: tuple[str, str] | None = None
+    source: Source = NO_SOURCE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def priority(self) -> int:
+        return self.policy.priority or 0
+
+
+Object = Node | Pod | Job | PriorityClass | PodDisruptionBudget | PodGroup | CompositePodGroup | Workload
 
 KIND_OF: dict[type, str] = {
     Node: "Node",
@@ -411,11 +457,12 @@ KIND_OF: dict[type, str] = {
     PriorityClass: "PriorityClass",
     PodDisruptionBudget: "PodDisruptionBudget",
     PodGroup: "PodGroup",
+    CompositePodGroup: "CompositePodGroup",
     Workload: "Workload",
     NodePool: "NodePool",
 }
 
-NAMESPACED = frozenset({"Pod", "Job", "PodDisruptionBudget", "PodGroup", "Workload"})
+NAMESPACED = frozenset({"Pod", "Job", "PodDisruptionBudget", "PodGroup", "CompositePodGroup", "Workload"})
 
 
 def object_ref(kind: str, namespace: str, name: str) -> str:
@@ -425,6 +472,8 @@ def object_ref(kind: str, namespace: str, name: str) -> str:
 
 __all__ = [
     "Affinity",
+    "CompositePodGroup",
+    "CompositePodGroupTemplate",
     "ControlledJob",
     "DisruptionMode",
     "Job",

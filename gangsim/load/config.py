@@ -57,7 +57,13 @@ _GANG_ARGS = {
     "opportunisticBatching": "opportunistic_batching",
     # the TopologyAwareWorkloadScheduling feature gate (KEP-5732; upstream a --feature-gates flag)
     "topologyAwareWorkloadScheduling": "topology_aware_workload_scheduling",
+    # the CompositePodGroup feature gate (KEP-6012); needs topologyAwareWorkloadScheduling
+    "compositePodGroup": "composite_pod_group",
 }
+# algorithm_podgroup.go, compositePodGroupSchedulingAlgorithm: a composite hierarchy is always
+# scheduled by the placement loop ("CPG requires TopologyAwareWorkloadScheduling feature to be
+# enabled"); gangsim refuses the combination the newest code does not support
+MSG_CPG_NEEDS_TAS = "CPG requires TopologyAwareWorkloadScheduling feature to be enabled"
 
 
 def decode_config(raw: Mapping, source: Source) -> SchedulerConfig:
@@ -221,6 +227,8 @@ class _Decoder:
                 if attr in self.gang and self.gang[attr] != value:
                     raise args.error(key, invalid(args.fp(key), args.raw(key), "GangScheduling args must agree across profiles: gangsim models one GangScheduling configuration"))
                 self.gang[attr] = value
+            if self.gang.get("composite_pod_group") and not self.gang.get("topology_aware_workload_scheduling"):
+                raise args.error("compositePodGroup", invalid(args.fp("compositePodGroup"), True, MSG_CPG_NEEDS_TAS))
             return {}
         if name == "PodTopologySpread":
             # defaultConstraints (and defaultingType: System's) apply only to pods that Services,

@@ -20,7 +20,8 @@ from gangsim.load.controllers.registry import CONTROLLERS, Context
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
 from gangsim.load.fields import Obj, Shown, check_qualified, duplicate, shown
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
-from gangsim.load.groups import decode_pod_group, decode_policy, decode_workload
+from gangsim.load.composite import decode_composite_pod_group, decode_workload
+from gangsim.load.groups import decode_pod_group, decode_policy
 from gangsim.load.meta import GANGSIM_PREFIX, GPU_SHARE, JOB_NAME_MAX, OBJECT_KINDS, POD_CREATION_INTERVAL, Meta, check_type, controller_job, decode_meta, gangsim_annotations, raw_ref
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
@@ -114,6 +115,7 @@ class Decoder:
             "PriorityClass": lambda doc, meta, src: decode_priority_class(doc, meta, src),
             "PodDisruptionBudget": self._pdb,
             "PodGroup": lambda doc, meta, src: decode_pod_group(doc, meta, self.priorities, src),
+            "CompositePodGroup": lambda doc, meta, src: decode_composite_pod_group(doc, meta, self.priorities, src),
             "Workload": lambda doc, meta, src: decode_workload(doc, meta, self.priorities, src),
         }
         # workload controllers (gangsim.load.controllers): JobSet, LeaderWorkerSet, … → Expansion

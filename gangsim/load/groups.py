@@ -6,7 +6,7 @@ v1beta1 tags): unions report ``must specify one of: `basic`, `gang``` / ``exactl
 
 from __future__ import annotations
 
-from gangsim.api.objects import DisruptionMode, PodGroup, PodGroupPolicy, PodGroupTemplate, PolicyKind, Source, Workload
+from gangsim.api.objects import DisruptionMode, PodGroup, PodGroupPolicy, PodGroupTemplate, PolicyKind, Source
 from gangsim.errors import invalid, required
 from gangsim.load.fields import Obj, Shown, check_name, check_qualified, duplicate, too_many
 from gangsim.load.meta import RENDEZVOUS_TIMEOUT, Meta
@@ -33,8 +33,9 @@ def _union(o: Obj, key: str, members: tuple[str, str]) -> str | None:
     return chosen[0]
 
 
-def decode_policy(o: Obj, priorities: Priorities) -> PodGroupPolicy:
-    """The fields a PodGroupTemplate and a PodGroup share."""
+def decode_policy(o: Obj, priorities: Priorities, *, count_key: str = "minCount") -> PodGroupPolicy:
+    """The fields a PodGroupTemplate and a PodGroup share (a CompositePodGroup and its template:
+    ``count_key="minGroupCount"``, kept in ``min_count``)."""
     kind = _union(o, "schedulingPolicy", ("basic", "gang"))
     if kind is None:
         raise o.error("schedulingPolicy", invalid(o.fp("schedulingPolicy"), "", "must specify one of: `basic`, `gang`"))
@@ -44,12 +45,12 @@ def decode_policy(o: Obj, priorities: Priorities) -> PodGroupPolicy:
         policy.obj("basic").check_keys(set())
     else:
         gang = policy.obj("gang")
-        gang.check_keys({"minCount"})
-        min_count = gang.int("minCount", hi=INT32_MAX) or 0  # int32, as in the API
+        gang.check_keys({count_key})
+        min_count = gang.int(count_key, hi=INT32_MAX) or 0  # int32, as in the API
         if min_count == 0:
-            raise gang.error("minCount", required(gang.fp("minCount")))
+            raise gang.error(count_key, required(gang.fp(count_key)))
         if min_count < 0:
-            raise gang.error("minCount", invalid(gang.fp("minCount"), min_count, "must be greater than zero"))
+            raise gang.error(count_key, invalid(gang.fp(count_key), min_count, "must be greater than zero"))
     mode = _union(o, "disruptionMode", ("single", "all")) or "single"
     if mode == "all" and kind == "basic":
         dm = o.obj("disruptionMode")
@@ -79,12 +80,9 @@ def decode_policy(o: Obj, priorities: Priorities) -> PodGroupPolicy:
 def decode_pod_group(doc: Obj, meta: Meta, priorities: Priorities, source: Source) -> PodGroup:
     doc.check_keys({"apiVersion", "kind", "metadata", "spec", "status"})
     spec = doc.obj("spec", req=True)
-    spec.check_keys(_POLICY_KEYS | {"workloadRef"}, {**_UNMODELLED, "parentCompositePodGroupName": "gangsim does not model CompositePodGroups (alpha)"})
-    ref = None
-    w = spec.obj("workloadRef")
-    if w is not None:
-        w.check_keys({"workloadName", "templateName"})
-        ref = (check_name(w, "workloadName", "subdomain"), check_name(w, "templateName", "label"))
+    spec.check_keys(_POLICY_KEYS | {"workloadRef", "parentCompositePodGroupName"}, _UNMODELLED)
+    ref = decode_workload_ref(spec)
+    parent = check_name(spec, "parentCompositePodGroupName", "subdomain", req=False) or None
     return PodGroup(
         meta.namespace,
         meta.name,
@@ -92,35 +90,35 @@ def decode_pod_group(doc: Obj, meta: Meta, priorities: Priorities, source: Sourc
         workload_ref=ref,
         rendezvous_timeout_ms=meta.times.get(RENDEZVOUS_TIMEOUT),
         source=source,
+        parent=parent,
     )
 
 
-def decode_workload(doc: Obj, meta: Meta, priorities: Priorities, source: Source) -> Workload:
-    doc.check_keys({"apiVersion", "kind", "metadata", "spec", "status"})
-    spec = doc.obj("spec", req=True)
-    spec.check_keys({"controllerRef", "podGroupTemplates"}, {"compositePodGroupTemplates": "gangsim does not model CompositePodGroups (alpha)"})
-    controller = None
-    c = spec.obj("controllerRef")
-    if c is not None:
-        c.check_keys({"apiGroup", "kind", "name"})
-        group = check_name(c, "apiGroup", "subdomain", req=False)
-        controller = (group, _path_segment(c, "kind"), _path_segment(c, "name"))
-    n = spec.length("podGroupTemplates")
-    if n == 0:
-        raise spec.error("podGroupTemplates", required(spec.fp("podGroupTemplates"), "must have at least one item"))
+def decode_workload_ref(spec: Obj, *, req: bool = False) -> tuple[str, str] | None:
+    """``spec.workloadRef`` (PodGroup: optional; CompositePodGroup: required)."""
+    w = spec.obj("workloadRef", req=req)
+    if w is None:
+        return None
+    w.check_keys({"workloadName", "templateName"})
+    return (check_name(w, "workloadName", "subdomain"), check_name(w, "templateName", "label"))
+
+
+def decode_pod_group_templates(spec: Obj, priorities: Priorities, key: str = "podGroupTemplates") -> tuple[PodGroupTemplate, ...]:
+    """A list of PodGroupTemplates (at most 8, names unique in the list)."""
+    n = spec.length(key)
     if n > MAX_TEMPLATES:
-        raise spec.error("podGroupTemplates", too_many(spec.fp("podGroupTemplates"), n, MAX_TEMPLATES))
+        raise spec.error(key, too_many(spec.fp(key), n, MAX_TEMPLATES))
     templates: list[PodGroupTemplate] = []
-    for t in spec.objs("podGroupTemplates"):
+    for t in spec.objs(key):
         t.check_keys(_POLICY_KEYS | {"name"}, _UNMODELLED)
         name = check_name(t, "name", "label")
         if any(x.name == name for x in templates):
             raise t.error("name", duplicate(t.fp("name"), name))
         templates.append(PodGroupTemplate(name, decode_policy(t, priorities)))
-    return Workload(meta.namespace, meta.name, tuple(templates), controller, source)
+    return tuple(templates)
 
 
-def _path_segment(o: Obj, key: str) -> str:
+def path_segment(o: Obj, key: str) -> str:
     value = o.str(key, req=True)
     for bad in ("/", "%"):
         if bad in value:
@@ -130,4 +128,4 @@ def _path_segment(o: Obj, key: str) -> str:
     return value
 
 
-__all__ = ["decode_policy", "decode_pod_group", "decode_workload"]
+__all__ = ["decode_policy", "decode_pod_group", "decode_pod_group_templates", "decode_workload_ref", "path_segment"]

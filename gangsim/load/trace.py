@@ -22,6 +22,7 @@ from gangsim.api.objects import Node, NodePool, Source, object_ref
 from gangsim.api.quantity import GPU
 from gangsim.api.trace import Op, Trace, TraceEvent
 from gangsim.errors import FieldError, InputError, invalid
+from gangsim.load.composite import check_hierarchies
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.controllers.common import Expansion
 from gangsim.load.decode import Decoded, Decoder, Warnings
@@ -71,6 +72,7 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, def
     decoder = Decoder(_priorities(collected, warnings), warnings)
     events = _decode_creates(collected, decoder)
     replayed = apply_durations(Replay(decoder, warnings).run(events), trace_durations(collected), default_duration_ms)
+    check_hierarchies(replayed)
     name = collected.trace_names[0] if collected.trace_names else Path(files[0]).stem
     return Trace(
         name=name,

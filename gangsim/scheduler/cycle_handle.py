@@ -10,6 +10,7 @@ from typing import Protocol
 from gangsim.api.config import SchedulerConfig
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.framework.handle import ClusterAPI, Nominator, SnapshotView, WaitingPods
+from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import Features, PodGroupState, PodInfo, QueuedEntity
@@ -31,6 +32,7 @@ class SchedulerHandle(Protocol):
     config: SchedulerConfig
     features: Features
     generation: int  # bumped on every cluster change (an attempt records the one it saw)
+    hierarchy: Hierarchies | None  # PodGroup trees (CompositePodGroup gate), else None
 
     def framework_for(self, scheduler_name: str) -> Framework | None: ...
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
+from gangsim.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from gangsim.scheduler.framework.types import PodInfo
 
 
@@ -40,6 +40,10 @@ class Informer(Protocol):
     def on_podgroup_update(self, old: PodGroup | None, new: PodGroup) -> None: ...
 
     def on_podgroup_delete(self, key: str) -> None: ...
+
+    def on_composite_pod_group_add(self, cpg: CompositePodGroup) -> None: ...
+
+    def on_composite_pod_group_delete(self, key: str) -> None: ...
 
     def on_pdb_add(self, pdb: PodDisruptionBudget) -> None: ...
 

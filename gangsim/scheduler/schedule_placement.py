@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from gangsim.scheduler.framework.interface import Code, Placement, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import NO_NODE, GroupResult, PodGroupState, PodInfo
@@ -48,16 +50,31 @@ def nominated_first(placements: list[Placement], pods: list[PodInfo]) -> tuple[l
     return [placements[i]] + placements[:i] + placements[i + 1 :], True
 
 
-def run_placement_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], default_pass: Pass) -> GroupResult:
+def generate_placements(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> tuple[list[Placement], Status | None]:
+    """``RunPlacementGeneratePlugins`` on the parent placement: inside a CompositePodGroup's
+    placement (``fw.placement`` set) a child's candidates keep only that placement's nodes."""
     placements: list[Placement] = []
     for plugin in fw.placement_generate_plugins:
         generated, status = plugin.generate_placements(st, pods)
         if status is not None:
-            return GroupResult(status)
+            return [], status
         placements = generated
+    parent = fw.placement
+    if parent is not None:
+        inside = [Placement(p.name, p.rows[np.isin(p.rows, parent.rows)]) for p in placements]
+        placements = [p for p in inside if len(p.rows)]
+    return placements, None
+
+
+def run_placement_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], default_pass: Pass, *, nominated_fast_path: bool = True) -> GroupResult:
+    """``nominated_fast_path`` False for a PodGroup inside a CompositePodGroup: upstream limits
+    the nominated placement to standalone PodGroups (``podGroupSchedulingPlacementAlgorithm``)."""
+    placements, status = generate_placements(fw, st, pods)
+    if status is not None:
+        return GroupResult(status)
     if not placements:
         return GroupResult(Status(Code.UNSCHEDULABLE, (MSG_PLACEMENTS.format(0, NO_PLACEMENT),)))
-    ordered, nominated = nominated_first(placements, pods)
+    ordered, nominated = nominated_first(placements, pods) if nominated_fast_path else (placements, False)
     first: GroupResult | None = None
     feasible: list[tuple[Placement, GroupResult]] = []
     saved = fw.placement

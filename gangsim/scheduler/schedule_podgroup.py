@@ -190,21 +190,29 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Group
     return result
 
 
-def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> None:
-    now = h.cluster.now
+def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> list[PodInfo]:
+    """The group's queued pods that are still pending and not being deleted (``skipPodSchedule``),
+    the attempt counted; none left: the entity leaves the queue."""
     pods = [p for p in e.pods if p.phase is PodPhase.PENDING and not p.terminating]
     if not pods:
         h.queue.done(e)
         st.entity = None
-        return
+        return pods
     e.attempts += 1
     st.attempts += 1
     if e.initial_attempt_ms is None:
-        e.initial_attempt_ms = now
+        e.initial_attempt_ms = h.cluster.now
     e.last_attempt_generation = h.generation
     h.cluster.group_attempted(st.key)
     for p in pods:
         h.cluster.attempted(p)
+    return pods
+
+
+def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> None:
+    pods = begin_attempt(h, e, st)
+    if not pods:
+        return
     started = time.perf_counter()
 
     message = validate(h, st, pods)
@@ -316,8 +324,9 @@ def finish(
         h.queue.reposition(e)
 
 
-def set_condition(h: SchedulerHandle, st: PodGroupState, outcome: CycleOutcome, message: str) -> None:
-    """PodGroupInitiallyScheduled: True is terminal; events on every change (§1.4)."""
+def set_condition(h: SchedulerHandle, st: PodGroupState, outcome: CycleOutcome, message: str, kind: str = "PodGroup") -> None:
+    """PodGroupInitiallyScheduled (a CompositePodGroup's: CompositePodGroupInitiallyScheduled,
+    same reasons): True is terminal; events on every change (§1.4)."""
     if outcome is CycleOutcome.SCHEDULED:
         cond = Condition(ConditionStatus.TRUE, "Scheduled", "")
     elif outcome is CycleOutcome.ERROR:
@@ -329,4 +338,4 @@ def set_condition(h: SchedulerHandle, st: PodGroupState, outcome: CycleOutcome, 
     if cond == st.condition:
         return
     st.condition = cond
-    h.log.event(h.cluster.now, "PodGroup", st.key, "", cond.reason, message)
+    h.log.event(h.cluster.now, kind, st.key, "", cond.reason, message)

@@ -17,12 +17,13 @@ from collections.abc import Iterator
 import numpy as np
 
 from gangsim.api.config import SchedulerConfig
-from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
+from gangsim.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from gangsim.eventlog import EventLog, EventReason
 from gangsim.scheduler.binding import WaitingPodsMap
 from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.framework.handle import ClusterAPI
+from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import (
@@ -39,6 +40,7 @@ from gangsim.scheduler.plugins.registry import REGISTRY
 from gangsim.scheduler.profiles import PLACEMENT_SCORE_WEIGHTS, Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
+from gangsim.scheduler.schedule_composite import schedule_composite
 from gangsim.scheduler.schedule_one import schedule_one
 from gangsim.scheduler.schedule_podgroup import run_algorithm, schedule_podgroup
 
@@ -95,6 +97,8 @@ class Scheduler:
         self._entity_of: dict[int, QueuedEntity] = {}
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self.group_states: dict[str, PodGroupState] = {}
+        # CompositePodGroup gate (KEP-6012): PodGroup trees; None: parent links are dropped
+        self.hierarchy: Hierarchies | None = Hierarchies(self.group_states) if config.composite_pod_group and self.features.workload_scheduling_cycle else None
         self.frameworks: dict[str, Framework] = {}
         for profile in config.profiles:
             args = PluginArgs(profile, config, self.features)
@@ -145,10 +149,15 @@ class Scheduler:
                 self.queue.activate(e)
 
     def victim_priority(self, pod: PodInfo) -> int:
-        """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5)."""
+        """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5); in
+        a CompositePodGroup tree the root's (``traverseHierarchyUp``, SEMANTICS §11.1)."""
         if self.features.generic_workload and pod.group_key:
             st = self.group_states.get(pod.group_key)
             if st is not None and st.group is not None:
+                if self.hierarchy is not None and st.group.parent is not None:
+                    root = self.hierarchy.root(st.key)[0]
+                    if root is not None and root.group is not None:
+                        return root.group.priority
                 return st.group.priority
         return pod.priority
 
@@ -288,6 +297,8 @@ class Scheduler:
             st.members[uid] = info
             if self.features.workload_scheduling_cycle:
                 self._add_to_group_entity(st, info)
+                if self.hierarchy is not None and st.group is not None and st.group.parent is not None:
+                    self._hierarchy_event(st.key)
                 self.cluster.request_cycle()
                 return info
         e = QueuedEntity(key=str(uid), pods=[info], timestamp_ms=self.cluster.now)
@@ -382,6 +393,13 @@ class Scheduler:
         st.group = group
         if st.entity is not None:
             st.entity.group = group
+        if self.hierarchy is not None:
+            self.hierarchy.link(key, group)
+        elif group is not None and group.parent is not None:
+            # the CompositePodGroup gate off: the API server drops parentCompositePodGroupName
+            st.group = group = replace(group, parent=None)
+            if st.entity is not None:
+                st.entity.group = group
         return st
 
     def on_podgroup_add(self, pg: PodGroup) -> None:
@@ -389,6 +407,36 @@ class Scheduler:
         self.snapshot.reindex(list(st.members.values()))
         self.bump()
         self._group_event(pg.key)
+        if self.hierarchy is not None and st.group is not None and st.group.parent is not None:
+            self._hierarchy_event(pg.key)
+
+    # ---- composite pod groups (KEP-6012; scheduling them: gangsim.scheduler.schedule_composite) --
+    def on_composite_pod_group_add(self, cpg: CompositePodGroup) -> None:
+        """Create or update (the spec is immutable): with the gate off the API does not serve the
+        kind, so the scheduler never sees it."""
+        if self.hierarchy is None:
+            return
+        self.hierarchy.set_composite(cpg)
+        self.bump()
+        self._hierarchy_event(cpg.key)
+
+    def on_composite_pod_group_delete(self, key: str) -> None:
+        if self.hierarchy is None:
+            return
+        self.hierarchy.delete_composite(key)
+        self.bump()
+
+    def _hierarchy_event(self, key: str) -> None:
+        """GangScheduling's hints with hierarchies (``areSameHierarchy``): a pod or group added
+        anywhere in a tree can complete its quorum, so every PodGroup of the tree moves on."""
+        tree = self.hierarchy
+        assert tree is not None
+        root, _ = tree.root(key)
+        if root is None:
+            return
+        for leaf in tree.leaves(root):
+            if leaf.key != key:
+                self._group_event(leaf.key)
 
     def on_podgroup_update(self, old: PodGroup | None, new: PodGroup) -> None:
         self._set_group(new.key, new)
@@ -453,7 +501,12 @@ class Scheduler:
                 raise RuntimeError(f"scheduler did not settle at t={now} ms (livelock)")
             self.cycles += 1
             if e.is_group:
-                schedule_podgroup(self, e, self._group_state(e.group_key))
+                st = self._group_state(e.group_key)
+                root = self.hierarchy.root(st.key)[0] if self.hierarchy is not None and st.group is not None and st.group.parent is not None else None
+                if root is not None:
+                    schedule_composite(self, e, root)
+                else:
+                    schedule_podgroup(self, e, st)
             else:
                 schedule_one(self, e)
 

@@ -103,6 +103,9 @@ class Cluster:
             (Op.CREATE, "PodGroup"): self._create_podgroup,
             (Op.PATCH, "PodGroup"): self._patch_podgroup,
             (Op.DELETE, "PodGroup"): self._delete_podgroup,
+            (Op.CREATE, "CompositePodGroup"): self._create_composite,
+            (Op.PATCH, "CompositePodGroup"): self._create_composite,
+            (Op.DELETE, "CompositePodGroup"): self._delete_composite,
             (Op.CREATE, "PodDisruptionBudget"): self._create_pdb,
             (Op.PATCH, "PodDisruptionBudget"): self._create_pdb,
             (Op.DELETE, "PodDisruptionBudget"): self._delete_pdb,
@@ -376,6 +379,13 @@ class Cluster:
         key = f"{ev.namespace}/{ev.name}"
         self.pod_groups.pop(key, None)
         self.scheduler.on_podgroup_delete(key)
+
+    def _create_composite(self, ev: TraceEvent) -> None:
+        """Create or patch (its spec is immutable but for nothing the scheduler reads)."""
+        self.scheduler.on_composite_pod_group_add(ev.obj)  # type: ignore[arg-type]
+
+    def _delete_composite(self, ev: TraceEvent) -> None:
+        self.scheduler.on_composite_pod_group_delete(f"{ev.namespace}/{ev.name}")
 
     def _domain_of(self, node: str, key: str) -> str:
         n = self.nodes.get(node)

@@ -457,9 +457,9 @@ class Pitfalls:
                 )
                 continue
             workload, created_ms = found
-            template = next((t for t in workload.templates if t.name == tname), None)
+            template = next((t for t in workload.pod_group_templates if t.name == tname), None)
             if template is None:
-                have = ", ".join(f'"{t.name}"' for t in workload.templates)
+                have = ", ".join(f'"{t.name}"' for t in workload.pod_group_templates)
                 self.warn(
                     "workload-template-missing",
                     g.pg.source,
@@ -483,7 +483,7 @@ class Pitfalls:
                     f'{diff} in template "{tname}" of Workload {wkey}: a PodGroup copies its template\'s policy; keep them equal',
                 )
         for wkey, (workload, _) in self.workloads.items():
-            for t in workload.templates:
+            for t in workload.pod_group_templates:
                 if (wkey, t.name) not in used:
                     self.warn(
                         "workload-template-unused",

@@ -43,6 +43,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "partial-success": {"partial_success": True},
     "old-timestamp": {"requeue_leftovers_with_old_timestamp": True},
     "tas": {"topology_aware_workload_scheduling": True},  # KEP-5732 TopologyAwareWorkloadScheduling gate (gang only)
+    # KEP-6012 CompositePodGroup gate; the newest code schedules a hierarchy only by placements
+    "cpg": {"composite_pod_group": True, "topology_aware_workload_scheduling": True},
     "no-batching": {"opportunistic_batching": False},  # every speed shortcut off: the reference path
     "no-static-cache": {"fast_path.static_filter_cache": False},
     "no-signature-cache": {"fast_path.signature_cache": False},

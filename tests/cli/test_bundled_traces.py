@@ -96,3 +96,22 @@ def test_jobset_gpu_deadlocks_under_pod():
 
 def test_pytorchjob_preemption_under_pod_evicts_the_two_pods_it_needs():
     assert summary("pytorchjob.yaml", "pod")["preemption"]["victims"] == 2
+
+
+def _serving_racks(tmp_path, policy: str) -> dict[str, set[str]]:
+    """disaggregated-serving.yaml: the racks each deployment's pods ran in (nodes gpu-0..3 form
+    rack-0, gpu-4..7 rack-1)."""
+    out = tmp_path / policy
+    res = runner.invoke(app, ["run", str(ROOT / "traces" / "disaggregated-serving.yaml"), "--policy", policy, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    racks: dict[str, set[str]] = {}
+    for line in (out / "pods.csv").read_text().splitlines()[1:]:
+        pod, _attempt, _gang, namespace, node = line.split(",")[:5]
+        if namespace == "serving" and node:
+            racks.setdefault(pod.split("/")[1].split("-")[1], set()).add(f"rack-{int(node.split('-')[1]) // 4}")
+    return racks
+
+
+def test_disaggregated_serving_keeps_each_deployment_in_one_rack_only_as_a_hierarchy(tmp_path):
+    assert _serving_racks(tmp_path, "gang+cpg") == {"a": {"rack-0"}, "b": {"rack-1"}}
+    assert _serving_racks(tmp_path, "gang+tas") == {"a": {"rack-0", "rack-1"}, "b": {"rack-0", "rack-1"}}

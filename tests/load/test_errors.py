@@ -59,7 +59,7 @@ CASES = [
     pytest.param(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",
         't.yaml:2: Deployment x: kind: Unsupported value: "Deployment": supported values: "Node", "NodePool", "PriorityClass", '
-        '"PodDisruptionBudget", "Workload", "PodGroup", "Pod", "Job", "KubeSchedulerConfiguration", "Trace"',
+        '"PodDisruptionBudget", "Workload", "PodGroup", "CompositePodGroup", "Pod", "Job", "KubeSchedulerConfiguration", "Trace"',
         id="unknown-kind",
     ),
     pytest.param(

@@ -274,7 +274,7 @@ def test_errors_across_files_in_command_line_order(write):
     found = validate_paths([b, "missing.yaml", a])
     assert [(f.where, f.obj, f.message) for f in found if f.severity == "error"] == [
         ("b.yaml:7", "Deployment d", 'kind: Unsupported value: "Deployment": supported values: "Node", "NodePool", "PriorityClass", '
-         '"PodDisruptionBudget", "Workload", "PodGroup", "Pod", "Job", "KubeSchedulerConfiguration", "Trace"'),
+         '"PodDisruptionBudget", "Workload", "PodGroup", "CompositePodGroup", "Pod", "Job", "KubeSchedulerConfiguration", "Trace"'),
         ("missing.yaml", "", "no such file or directory"),
         ("a.yaml:1", "Node n1", 'metadata.name: Duplicate value: "n1": already exists (created at b.yaml:1)'),
         ("a.yaml:13", "Pod ml/x", 'spec.priorityClassName: Invalid value: "nope": no PriorityClass with name nope was found'),

@@ -20,6 +20,7 @@ from gangsim.api.objects import Node, PodDisruptionBudget
 
 if TYPE_CHECKING:
     from gangsim.eventlog import EventLog
+    from gangsim.scheduler.framework.types import Hierarchies
     from gangsim.scheduler.framework.interface import Code
     from gangsim.scheduler.framework.types import GroupResult, PodGroupState, PodInfo, ResourceIndex
 
@@ -180,6 +181,7 @@ class Handle(Protocol):
     waiting_pods: WaitingPods
     log: "EventLog"  # the event sink
     rng: np.random.Generator | None  # the run's one RNG (``--seed``); None: node-order tie-breaks
+    hierarchy: "Hierarchies | None"  # PodGroup trees; None with the CompositePodGroup gate off
 
     def pod_group(self, key: str) -> "PodGroupState | None": ...
 

@@ -53,7 +53,7 @@ from gangsim.scheduler.framework.interface import (
     ScorePlugin,
     Status,
 )
-from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, PluginArgs, PodGroupState, PodInfo, ScheduleResult
+from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -71,6 +71,7 @@ class Services(Protocol):
     waiting_pods: WaitingPods
     log: EventLog
     rng: np.random.Generator | None
+    hierarchy: Hierarchies | None
 
     def pod_group(self, key: str) -> PodGroupState | None: ...
 
@@ -154,6 +155,7 @@ class Framework(Handle):
         self.waiting_pods: WaitingPods = services.waiting_pods
         self.log: EventLog = services.log
         self.rng = services.rng
+        self.hierarchy = services.hierarchy
         self.pod_group = services.pod_group  # type: ignore[method-assign]  # the shared state's, bound
         self.pdbs = services.pdbs  # type: ignore[method-assign]
         self.victim_priority = services.victim_priority  # type: ignore[method-assign]

@@ -1,7 +1,8 @@
 """GangScheduling (``framework/plugins/gangscheduling``), messages exactly as upstream:
 
 - PreEnqueue (§4.4): a member pod waits until its PodGroup exists and, for a gang, until
-  ``minCount`` member pods exist;
+  ``minCount`` member pods exist; in a CompositePodGroup tree (gate on) until the root has
+  ``minGroupCount`` ready children (§9);
 - Reserve/Permit, the v1.35 barrier (§7, ``--policy permit``): a reserved gang member waits at
   Permit until ``|assumed ∪ bound| >= minCount``; the group shares one deadline (300 s by
   default), created at the first Wait and reused by later Waits (gangsim's reading of the
@@ -37,6 +38,9 @@ WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in sche
 # ``GangScheduling.Permit`` of the PodGroup-API barrier (v1.36 gangscheduling.go, before Permit moved
 # into the PodGroup cycle); the v1.35 Workload-API code said "... to be waiting on permit"
 WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+# ``GangScheduling.checkCPGHierarchyReadiness`` (preEnqueueWithHierarchies): the root's name, or
+# the missing ancestor's while the tree is incomplete
+WAITING_FOR_TREE = 'waiting for composite pod group "{}" tree to meet quorum'
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
 
@@ -91,6 +95,12 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         st = self.handle.pod_group(pod.group_key)
         if st is None or st.group is None:
             return Status.unresolvable(WAITING_FOR_GROUP.format(pod.spec.scheduling_group), plugin=NAME)
+        tree = self.handle.hierarchy
+        if tree is not None and st.group.parent is not None:  # preEnqueueWithHierarchies
+            root, name = tree.root(st.key)
+            if root is None or tree.ready_children(root) < root.min_count:
+                return Status.unresolvable(WAITING_FOR_TREE.format(name), plugin=NAME)
+            return None
         if st.is_gang and len(st.members) < st.group.policy.min_count:  # AllPodsCount: every member pod
             return Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
         return None

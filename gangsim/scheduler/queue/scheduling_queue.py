@@ -325,6 +325,13 @@ class SchedulingQueue:
             found.where = IN_FLIGHT
         return found
 
+    def take(self, e: QueuedEntity) -> None:
+        """``PopSpecificPod``: ``e`` joins the cycle in flight (a CompositePodGroup hierarchy's
+        other PodGroups join the cycle of the one popped)."""
+        self._detach(e)
+        self.entities[e.key] = e
+        e.where = IN_FLIGHT
+
     def has_active(self) -> bool:
         heap = self._active
         while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
