@@ -32,7 +32,7 @@ MSG_PLACEMENTS = "0/{} placements are available, first placement status: {}"
 # lacks the topology key); gangsim says so in the same form
 NO_PLACEMENT = "no node has the topology key"
 
-Pass = Callable[[Framework, PodGroupState, list[PodInfo]], GroupResult]
+Pass = Callable[..., GroupResult]  # (fw, group, pods, *, messages) -> result: ``schedule_podgroup.default_pass``
 
 
 def nominated_first(placements: list[Placement], pods: list[PodInfo]) -> tuple[list[Placement], bool]:
@@ -64,7 +64,7 @@ def run_placement_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo
     try:
         for i, placement in enumerate(ordered):
             fw.placement = placement
-            result = default_pass(fw, st, pods)
+            result = default_pass(fw, st, pods, messages=first is None)  # only the first infeasible one is reported
             if result.status is not None and result.status.code == Code.ERROR:
                 return result
             if first is None:
