@@ -116,3 +116,14 @@ def test_replay_takes_the_best_row_each_search_finds():
     # a row that takes two pods is ranked by its second key after the first
     layout = rotation.Layout([1, 4], [((0, 1), (5, 1)), ((1, 4),)])
     assert rotation.replay(6, 6, 3, layout, 3) == (3, 18, (1, 4, 1))
+
+
+def test_the_variant_switches_the_placement_passes_off_and_nothing_else():
+    from gangsim.whatif.variants import parse_policy_spec
+
+    config = parse_policy_spec("gang+tas+no-placement-passes").config(NO_BACKOFF)
+    assert config is not None and config.topology_aware_workload_scheduling
+    assert config.effective_fast_path == FastPath(placement_passes=False)
+    # every shortcut off turns this one off too; so does the signature cache it reads
+    assert not NO_BACKOFF.with_changes(opportunistic_batching=False).effective_fast_path.placement_passes
+    assert not NO_BACKOFF.with_changes(fast_path=FastPath(signature_cache=False)).effective_fast_path.placement_passes
