@@ -89,12 +89,13 @@ def wait_as_unschedulable(status: Status | None) -> Status | None:
 
 def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int, int], ...], pod: PodInfo) -> str:
     """The FitError of the first pod a doomed pass fails, as the pass pod by pod would print it:
-    the placed pods fill the feasible rows (``fill``), then Filter runs on every node (they all
-    fail, so the rotation does not matter). The search state and its counters are left alone.
+    the placed pods fill the feasible rows (``fill``), then Filter runs on every node of the
+    search (the placement's under KEP-5732; they all fail, so the rotation does not matter). The
+    search state and its counters are left alone.
 
     A stuck gang repeats the same doomed pass on an unchanged cluster: the text is kept for the
-    pod's signature, ``fill`` and the node table's generation after the pass (any change to any
-    node bumps it), and reused while those are the same."""
+    pod's signature, ``fill``, the node table's generation after the pass (any change to any
+    node bumps it) and the placement, and reused while those are the same."""
     snapshot = fw.snapshot
     nodes = snapshot.nodes
     key = (pod.signature, fill, nodes.generation, None if fw.placement is None else fw.placement.name)

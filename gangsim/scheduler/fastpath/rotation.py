@@ -1,17 +1,19 @@
-"""Where a doomed pass leaves the rotating search start when its searches stop early.
+"""A single-shape PodGroup pass replayed on row positions: where its searches leave the
+rotating start index and which row each pod takes.
 
 ``findNodesThatPassFilters`` stops at the (numFeasibleNodesToFind+1)-th feasible row and the next
 search starts there, so with more feasible rows than that the start index a pass leaves behind
-depends on which row each pod took. It is still known without running Filter and Score pod by
-pod when each feasible row takes exactly one more pod of the group's shape (a row leaves the
-search as soon as it is picked, so no row's Filter code or raw score changes during the pass)
-and every row's total score is its own whatever other rows the search finds (every scorer's raw
-score is the row's own, and its NormalizeScore is elementwise or sees one value everywhere):
-then each pod takes the best-ranked row (total desc, then row: ``select_host``) among the rows
-its search finds, and the searches are replayed on positions alone.
+depends on which row each pod took. That is known without running Filter and Score pod by pod
+when every row's total score is its own whatever other rows a search finds (every scorer's raw
+score is the row's own, and its NormalizeScore is elementwise or sees one value everywhere): a
+row's Filter code and total change only when it takes a pod, so with each row's total known for
+0, 1, … of the group's pods on it, up to its capacity (``row_keys``; rows that take more than one
+are scored again with tentative pods, taken back), each pod takes the best row (total desc, then
+row: ``select_host``) among the rows its search finds (``replay``).
 
 A stuck gang meets the same situation on an unchanged cluster again and again (a gang of 128
-retried on 40 full blocks), so replays are kept by their inputs.
+retried on 40 full blocks), so replays are kept by their inputs (a pure function: one table for
+every framework).
 """
 
 from __future__ import annotations
