@@ -79,6 +79,9 @@ class FastPath:
     signature_cache: bool = True  # KEP-5598: Filter codes and raw scores per pod signature
     windowed_search: bool = True  # search only the rows that can hold the wanted feasible nodes (needs signature_cache)
     doomed_pass: bool = True  # decide a failing single-shape PodGroup pass from counts (needs signature_cache)
+    # KEP-5732 placement loop: the signature cache, search window and doomed pass over each
+    # placement's rows, and placements decided from per-domain counts (needs signature_cache)
+    placement_passes: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +112,13 @@ class SchedulerConfig:
 
     @property
     def effective_fast_path(self) -> FastPath:
-        """The switches in force: all off without opportunistic batching; the search window and
-        the doomed pass read the signature cache, so they are off without it."""
+        """The switches in force: all off without opportunistic batching; the search window, the
+        doomed pass and the placement passes read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(False, False, False, False)
+            return FastPath(False, False, False, False, False)
         f = self.fast_path
         if not f.signature_cache:
-            return FastPath(f.static_filter_cache, False, False, False)
+            return FastPath(f.static_filter_cache, False, False, False, False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

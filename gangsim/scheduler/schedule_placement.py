@@ -4,9 +4,13 @@ TopologyAwareWorkloadScheduling gate gives a profile a PlacementGenerate plugin 
 
 1. PlacementGenerate plugins list the candidate placements (TopologyPlacementGenerator: one per
    domain of the group's topology key; without a constraint one placement, every node).
-2. The nominated placement first (SEMANTICS §8.8 step 2): when the queued pods' nominated nodes
-   all lie in one placement it is evaluated first and, if feasible, taken without evaluating the
-   others.
+2. The nominated placement first (SEMANTICS §8.8 step 2; newest upstream:
+   ``podGroupSchedulingPlacementAlgorithm`` and ``nominatedPlacement`` in
+   ``pkg/scheduler/algorithm_podgroup.go``): the one placement holding any of the queued pods'
+   nominated nodes (none when two do) is evaluated first and, if feasible with a pod placed,
+   taken without evaluating the others. Feasible with no pod placed, it is not a candidate; if
+   no other placement is feasible the fit error says ``nominated placement is feasible but no
+   pending pod was scheduled``.
 3. Each placement runs the default pass (§8.3) with Filter restricted to its nodes
    (``Framework.placement``); tentative placements are reverted after each.
 4. None feasible: Unschedulable ``0/N placements are available, first placement status: …``
@@ -33,17 +37,21 @@ MSG_PLACEMENTS = "0/{} placements are available, first placement status: {}"
 # upstream's loop has no result to report when the generator returns no placement (every node
 # lacks the topology key); gangsim says so in the same form
 NO_PLACEMENT = "no node has the topology key"
+# podGroupSchedulingPlacementAlgorithm (algorithm_podgroup.go), when the nominated placement was
+# feasible only through members scheduled before and no other placement is feasible
+NOMINATED_NOTHING = "nominated placement is feasible but no pending pod was scheduled"
 
-Pass = Callable[[Framework, PodGroupState, list[PodInfo]], GroupResult]
+Pass = Callable[..., GroupResult]  # (fw, group, pods, *, messages) -> result: ``schedule_podgroup.default_pass``
 
 
 def nominated_first(placements: list[Placement], pods: list[PodInfo]) -> tuple[list[Placement], bool]:
-    """The placements with the one holding every nominated node of ``pods`` first (and True), or
-    as they are (False) when no pod is nominated or the nominations span placements."""
+    """``nominatedPlacement``: the placements with the one holding a nominated node of ``pods``
+    first (and True), or as they are (False) when no pod is nominated or nominated nodes lie in
+    more than one placement (or in none)."""
     rows = {p.nominated_row for p in pods if p.nominated_row != NO_NODE}
     if not rows:
         return placements, False
-    holding = [i for i, pl in enumerate(placements) if rows.issubset(set(pl.rows.tolist()))]
+    holding = [i for i, pl in enumerate(placements) if not rows.isdisjoint(pl.rows.tolist())]
     if len(holding) != 1:
         return placements, False
     i = holding[0]
@@ -81,22 +89,22 @@ def run_placement_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo
     try:
         for i, placement in enumerate(ordered):
             fw.placement = placement
-            result = default_pass(fw, st, pods)
+            result = default_pass(fw, st, pods, messages=first is None)  # only the first infeasible one is reported
             if result.status is not None and result.status.code == Code.ERROR:
                 return result
             if first is None:
                 first = result
             fw.placement_evaluations[result.status is None] += 1
-            if result.status is None:
+            if result.status is None and (result.placed or not (nominated and i == 0)):
                 feasible.append((placement, result))
-                if nominated and i == 0 and result.placed:
+                if nominated and i == 0:
                     break  # the nominated placement is feasible: the others are not evaluated
     finally:
         fw.placement = saved
     fw.placements_generated += len(placements)
     if not feasible:
-        assert first is not None and first.status is not None
-        s = first.status
+        assert first is not None
+        s = first.status or Status(Code.UNSCHEDULABLE, (NOMINATED_NOTHING,))
         first.status = Status(Code.UNSCHEDULABLE, (MSG_PLACEMENTS.format(len(placements), s.message),), s.plugin)
         return first
     return feasible[best_placement(fw, st, feasible)][1]

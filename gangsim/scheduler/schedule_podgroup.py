@@ -15,7 +15,7 @@ from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
-from gangsim.scheduler.fastpath import doomed
+from gangsim.scheduler.fastpath import counted, doomed, rotation
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
@@ -89,35 +89,37 @@ def wait_as_unschedulable(status: Status | None) -> Status | None:
 
 def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int, int], ...], pod: PodInfo) -> str:
     """The FitError of the first pod a doomed pass fails, as the pass pod by pod would print it:
-    the placed pods fill the feasible rows (``fill``), then Filter runs on every node (they all
-    fail, so the rotation does not matter). The search state and its counters are left alone.
+    the placed pods fill the feasible rows (``fill``), then Filter runs on every node of the
+    search (the placement's under KEP-5732; they all fail, so the rotation does not matter). The
+    search state and its counters are left alone.
 
     A stuck gang repeats the same doomed pass on an unchanged cluster: the text is kept for the
-    pod's signature, ``fill`` and the node table's generation after the pass (any change to any
-    node bumps it), and reused while those are the same."""
+    pod's signature, ``fill``, the node table's generation after the pass (any change to any
+    node bumps it) and the placement, and reused while those are the same."""
     snapshot = fw.snapshot
     nodes = snapshot.nodes
-    key = (pod.signature, fill, nodes.generation)
+    key = (pod.signature, fill, nodes.generation, None if fw.placement is None else fw.placement.name)
     if fw.doomed_fit_error is not None and fw.doomed_fit_error[0] == key:
         return fw.doomed_fit_error[1]
     assigned: list[PodInfo] = []
     rows_computed = fw.filter_rows_computed
-    try:
-        it = iter(placed)
-        for row, count in fill:
-            for _ in range(count):
-                p = next(it)
-                snapshot.assign(p, row)
-                assigned.append(p)
-        order = nodes.order
-        state = CycleState()
-        codes, plugin = fw.run_filters(state, pod, order, nominated=False)
-        message = fit_error_message(nodes.num_nodes, fw.diagnose(state, pod, order, codes, plugin))
-    finally:
-        for p in reversed(assigned):
-            snapshot.unassign(p)
-        fw.filter_rows_computed = rows_computed
-    fw.doomed_fit_error = ((pod.signature, fill, nodes.generation), message)
+    with doomed.put_back(fw):  # the kept plans of this search still hold after the fill is taken back
+        try:
+            it = iter(placed)
+            for row, count in fill:
+                for _ in range(count):
+                    p = next(it)
+                    snapshot.assign(p, row)
+                    assigned.append(p)
+            order = doomed.search_rows(fw)  # the placement's rows under KEP-5732
+            state = CycleState()
+            codes, plugin = fw.run_filters(state, pod, order, nominated=False)
+            message = fit_error_message(nodes.num_nodes, fw.diagnose(state, pod, order, codes, plugin))
+        finally:
+            for p in reversed(assigned):
+                snapshot.unassign(p)
+            fw.filter_rows_computed = rows_computed
+    fw.doomed_fit_error = ((*key[:2], nodes.generation, key[3]), message)
     return message
 
 
@@ -134,27 +136,34 @@ def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Grou
     return result
 
 
-def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True) -> GroupResult:
     """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
-    over the nodes of ``fw.placement`` when one is set; tentative placements are reverted."""
+    over the nodes of ``fw.placement`` when one is set; tentative placements are reverted.
+    ``messages=False``: the caller drops the per-pod FitErrors of an infeasible result (a
+    placement evaluated after the first), so a pass decided from counts does not render them."""
     scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
     result = GroupResult(status)
     if status is not None and status.code == Code.UNSCHEDULABLE:
         return result
-    if fw.fast_path.doomed_pass and fw.placement is None:  # fast path: a doomed single-shape pass decided from counts
+    fast = fw.fast_path
+    if fast.doomed_pass and (fw.placement is None or fast.placement_passes):  # fast path: a doomed single-shape pass decided from counts
         plan = doomed.plan(fw, pods, st.min_count, scheduled0)
         if plan is not None:
             verdict = wait_as_unschedulable(fw.run_placement_feasible(st, scheduled0 + plan.placed, len(pods) - plan.evaluated))
             if verdict is not None or plan.placed == 0:
-                fw.account_full_scans(plan.scans)
+                doomed.account(fw, plan)
                 fw.doomed_passes += 1
                 result = GroupResult(verdict, evaluated=plan.evaluated)
-                if plan.evaluated > plan.placed:  # the first pod that fails and its pruned twins
+                if plan.evaluated > plan.placed and (messages or verdict is None):  # the first pod that fails and its pruned twins
                     ordered = pod_order(pods)
                     message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
                     result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
                 return result
+    if fast.doomed_pass and fast.placement_passes and fw.placement is not None:  # fast path: a pass where every pod fits, replayed
+        layout = counted.layout(fw, pods)
+        if layout is not None:
+            return counted_pass(fw, st, pods, layout)
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot
     num_nodes = snapshot.nodes.num_nodes
@@ -188,6 +197,23 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Group
             snapshot.unassign(pod)
     result.status = wait_as_unschedulable(status)
     return result
+
+
+def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: rotation.Layout) -> GroupResult:
+    """``default_pass`` when every pod finds a node and the searches are replayed
+    (``fastpath.counted``): PlacementFeasible after each pod as the pass runs it, the i-th pod in
+    pod order on the row the i-th search takes; nothing is placed, so nothing to revert."""
+    ordered = pod_order(pods)
+    scheduled = st.scheduled_count()
+    evaluated, status = 0, None
+    for _ in ordered:
+        evaluated += 1
+        scheduled += 1
+        status = fw.run_placement_feasible(st, scheduled, len(pods) - evaluated)
+        if status is not None and status.code == Code.UNSCHEDULABLE:
+            break
+    rows = doomed.searches(fw, layout, evaluated)
+    return GroupResult(wait_as_unschedulable(status), evaluated=evaluated, placed=list(zip(ordered, rows)))
 
 
 def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> list[PodInfo]:

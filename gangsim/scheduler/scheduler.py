@@ -216,8 +216,9 @@ class Scheduler:
                     break
             last = pod
         if status is not None:
+            message = status.message  # (joined from the reasons on each read)
             for pod in e.pods:
-                self._tell_gated(pod, status.message)
+                self._tell_gated(pod, message)
         return status
 
     def _tell_gated(self, pod: PodInfo, message: str) -> None:

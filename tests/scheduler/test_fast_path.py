@@ -63,7 +63,7 @@ def test_every_switch_reaches_the_framework():
     assert not framework(**SWITCHES["no-windowed-search"]).fast_path.windowed_search
     assert not framework(**SWITCHES["no-doomed-pass"]).fast_path.doomed_pass
     ref = framework(**SWITCHES["reference"])
-    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False)
+    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False)
 
 
 def test_filter_work_per_pod_does_not_grow_with_the_cluster():

@@ -8,6 +8,8 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
                        signature, refreshed only for the rows whose generation moved
 ``search``             the windowed search: only the rows that can hold the wanted feasible nodes
 ``doomed``             a single-shape PodGroup pass that cannot reach minCount, decided from counts
+``rotation``           where such a pass leaves the rotating search start when searches stop early
+``counted``            KEP-5732 placements: a single-shape pass where every pod fits, replayed
 =====================  =========================================================================
 
 The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off

@@ -219,6 +219,7 @@ class Framework(Handle):
         self.filter_rows_computed = 0
         self.doomed_passes = 0  # PodGroup passes the fast path decided from counts
         self.doomed_fit_error: tuple[tuple, str] | None = None  # fast path: the last doomed pass's FitError, by its key
+        self.doomed_plans: dict[tuple, tuple] = {}  # fast path: doomed.plan's, by search and group shape
         self.recorder: Recorder | None = None  # gangsim explain's (off in every other command)
         # the fast path (gangsim.scheduler.fastpath), each part behind its switch
         fast = args.config.effective_fast_path
@@ -419,9 +420,9 @@ class Framework(Handle):
         start = self.next_start_index % n
         if placement is None:
             rotated = nodes.order2[start : start + n]  # a view: order from ``start`` on, wrapped
-        else:  # a placement: its rows from ``start`` on, wrapped; the reference path only
+        else:  # a placement: its rows from ``start`` on, wrapped
             rotated = np.concatenate((order[start:], order[:start]))
-        entry = self.signatures.entry(pod) if self.signatures is not None and placement is None else None
+        entry = self.signatures.entry(pod) if self.signatures is not None and (placement is None or self.fast_path.placement_passes) else None
         state.write(_SIGNATURE, entry)
         plugin: np.ndarray | None = None
         if entry is None:  # the reference path
@@ -455,9 +456,9 @@ class Framework(Handle):
         return rotated[feasible_pos], self.diagnose(state, pod, evaluated, codes, plugin[:processed])
 
     def account_full_scans(self, pods: int) -> None:
-        """What ``pods`` Filter passes over every node do to the search state (the doomed pass)."""
+        """What ``pods`` Filter passes over every node (of the placement) do to the search state (the doomed pass)."""
         if pods:
-            n = len(self.snapshot.nodes.order)
+            n = len(self.snapshot.nodes.order if self.placement is None else self.placement.rows)
             self.next_start_index %= n  # (start + n) % n
             self.filter_rows_evaluated += pods * n
 

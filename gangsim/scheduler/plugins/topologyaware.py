@@ -39,6 +39,26 @@ class TopologyPlacementGenerator(PlacementGeneratePlugin):
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.snapshot = handle.snapshot
+        # fast path (``FastPath.placement_passes``): the domains of a key, kept while no node's
+        # labels changed and no node came or went (the node table's static generation)
+        self._keep = args.config.effective_fast_path.placement_passes
+        self._domains: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
+
+    def domains(self, key: str) -> dict[str, np.ndarray]:
+        """Each value of node label ``key`` and the live rows carrying it, in node-list order."""
+        nodes = self.snapshot.nodes
+        kept = self._domains.get(key)
+        if kept is not None and kept[0] == nodes.static_generation:
+            return kept[1]
+        members: dict[str, list[int]] = {}
+        for row in nodes.order.tolist():
+            domain = nodes.nodes[row].labels.get(key)
+            if domain is not None:
+                members.setdefault(domain, []).append(row)
+        found = {d: np.array(rows, dtype=np.int64) for d, rows in members.items()}
+        if self._keep:
+            self._domains[key] = (nodes.static_generation, found)
+        return found
 
     def generate_placements(self, group: PodGroupState, pods: list[PodInfo]) -> tuple[list[Placement], Status | None]:
         nodes = self.snapshot.nodes
@@ -55,9 +75,6 @@ class TopologyPlacementGenerator(PlacementGeneratePlugin):
             if required is not None and domain != required:
                 return [], Status(Code.ERROR, (ERR_DOMAIN.format(ERR_MORE_THAN_ONE.format(required, domain)),), self.NAME)
             required = domain
-        members: dict[str, list[int]] = {}
-        for row in nodes.order.tolist():
-            domain = nodes.nodes[row].labels.get(key)
-            if domain is not None and (required is None or domain == required):
-                members.setdefault(domain, []).append(row)
-        return [Placement(d, np.array(members[d], dtype=np.int64)) for d in sorted(members)], None
+        domains = self.domains(key)
+        names = sorted(domains) if required is None else [required] if required in domains else []
+        return [Placement(d, domains[d]) for d in names], None

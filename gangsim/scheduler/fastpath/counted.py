@@ -1,0 +1,35 @@
+"""A single-shape PodGroup pass in which every pod finds a node, replayed from counts.
+
+Under KEP-5732 a PodGroup cycle runs the pass once per placement and keeps one; a gang of 128
+on 40 empty blocks would run 40 passes pod by pod. When ``doomed.feasible`` knows each feasible
+row's capacity, the rows can hold every queued pod, and each row's total score with 0, 1, … of
+the group's pods on it is its own (``rotation.row_keys``), the pass is fixed: pod i in pod order
+takes the row the i-th search of ``rotation.replay`` takes, and PlacementFeasible's verdicts
+depend on the counts alone. The caller runs those verdicts; ``layout`` says whether the pass
+can be replayed and ``doomed.searches`` replays it. Kept per search like the doomed plans.
+"""
+
+from __future__ import annotations
+
+from gangsim.scheduler.fastpath import doomed, rotation
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo
+
+
+def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
+    """The pass's ``rotation.Layout`` when every one of ``pods`` (one signature, none
+    nominated) finds a node and the searches can be replayed; None otherwise."""
+    signature = pods[0].signature
+    if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
+        return None
+    return doomed.kept(fw, pods, ("counted",), lambda: _layout(fw, pods))
+
+
+def _layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
+    found = doomed.feasible(fw, pods, len(pods))
+    if found is None:
+        return None
+    entry, positions, rows, per_row = found
+    if int(per_row.sum()) < len(pods):
+        return None  # some pod fails: the doomed pass's or the pod-by-pod pass's
+    keys = rotation.row_keys(fw, entry, pods, rows, per_row)
+    return None if keys is None else rotation.Layout(positions.tolist(), keys)
