@@ -98,7 +98,7 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
     node bumps it) and the placement, and reused while those are the same."""
     snapshot = fw.snapshot
     nodes = snapshot.nodes
-    key = (pod.signature, fill, nodes.generation, None if fw.placement is None else fw.placement.name)
+    key = (pod.signature, fill, nodes.generation, doomed.search_key(fw))
     if fw.doomed_fit_error is not None and fw.doomed_fit_error[0] == key:
         return fw.doomed_fit_error[1]
     assigned: list[PodInfo] = []
@@ -147,6 +147,9 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
     if status is not None and status.code == Code.UNSCHEDULABLE:
         return result
     fast = fw.fast_path
+    if not pods:  # a CompositePodGroup's child with no pod in this cycle: the shortcuts need one
+        result.status = wait_as_unschedulable(status)
+        return result
     if fast.doomed_pass and (fw.placement is None or fast.placement_passes):  # fast path: a doomed single-shape pass decided from counts
         plan = doomed.plan(fw, pods, st.min_count, scheduled0)
         if plan is not None:

@@ -39,6 +39,14 @@ def test_rack_local_under_tas_writes_the_reference_report(tmp_path):
     assert_same_reports(tas(load_trace([ROOT / "traces" / "rack-local.yaml"])), tmp_path)
 
 
+def test_composite_trees_under_the_fast_path_write_the_reference_report(tmp_path):
+    """CompositePodGroup children run the placement loop inside their parent's placement: a child
+    placement carries its rack's name but only the parent's rows, and a child may have no pod."""
+    trace = load_trace([ROOT / "traces" / "disaggregated-serving.yaml"])
+    trace = replace(trace, config=trace.config.with_changes(topology_aware_workload_scheduling=True, composite_pod_group=True))
+    assert_same_reports(trace, tmp_path)
+
+
 def _congested_topology_trace(tmp_path: Path, seed: int, nodes_per_block: int) -> Path:
     """Gangs up to 160 pods constrained to one block of a GPU pool, two priorities, node
     failures: most placements are infeasible, some pass with every pod placed."""

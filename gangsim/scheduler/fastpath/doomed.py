@@ -153,6 +153,14 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     return kept(fw, pods, ("doomed", min_count, scheduled0), lambda: _plan(fw, pods, min_count, scheduled0))
 
 
+def search_key(fw: Runner) -> tuple[str, bytes] | None:
+    """What identifies the search rows in kept plans: the placement's name and rows (inside a
+    CompositePodGroup a child's placement of one name is trimmed to its parent's placement, so the
+    name alone does not say which rows), or None for every live node."""
+    placement = fw.placement
+    return None if placement is None else (placement.name, placement.rows.tobytes())
+
+
 def kept(fw: Runner, pods: list[PodInfo], what: tuple, compute: Callable[[], T]) -> T | None:
     """``compute()``, a function of the search rows' state and the single-shape group ``pods``,
     or its value from the last call with the same ``what`` if no search row changed since."""
@@ -160,7 +168,7 @@ def kept(fw: Runner, pods: list[PodInfo], what: tuple, compute: Callable[[], T])
         return None  # (checked again by ``feasible``; these are not part of the rows' state)
     nodes = fw.snapshot.nodes
     order = search_rows(fw)
-    key = (None if fw.placement is None else fw.placement.name, nodes.static_generation, pods[0].signature, len(pods), *what)
+    key = (search_key(fw), nodes.static_generation, pods[0].signature, len(pods), *what)
     hit = fw.doomed_plans.get(key)
     if hit is not None and len(order) and int(nodes.row_generation[order].max()) <= hit[0]:
         return hit[1]
@@ -179,7 +187,7 @@ def put_back(fw: Runner) -> Iterator[None]:
     order = search_rows(fw)
     before = int(nodes.row_generation[order].max()) if len(order) else 0
     yield
-    name = None if fw.placement is None else fw.placement.name
+    name = search_key(fw)
     for key, (stamp, kept) in fw.doomed_plans.items():
         if key[0] == name and stamp >= before:
             fw.doomed_plans[key] = (nodes.generation, kept)
