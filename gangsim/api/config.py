@@ -79,6 +79,7 @@ class FastPath:
     signature_cache: bool = True  # KEP-5598: Filter codes and raw scores per pod signature
     windowed_search: bool = True  # search only the rows that can hold the wanted feasible nodes (needs signature_cache)
     doomed_pass: bool = True  # decide a failing single-shape PodGroup pass from counts (needs signature_cache)
+    repeated_failure: bool = True  # a pod like one that failed on the unchanged cluster gets its diagnosis (needs signature_cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +109,10 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window and
         the doomed pass read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(False, False, False, False)
+            return FastPath(False, False, False, False, False)
         f = self.fast_path
         if not f.signature_cache:
-            return FastPath(f.static_filter_cache, False, False, False)
+            return FastPath(f.static_filter_cache, False, False, False, False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

@@ -52,6 +52,10 @@ class Snapshot:
                 self._unindex(pod)
                 self._index(pod)
 
+    def has_assigned_below(self, priority: int) -> bool:
+        """``assigned_below(priority)`` is not empty (without listing it)."""
+        return any(prio < priority for prio in self.by_victim_priority)
+
     def assigned_below(self, priority: int) -> list[PodInfo]:
         """Assigned pods whose victim priority is lower than ``priority``, by uid."""
         out: list[PodInfo] = []
