@@ -62,10 +62,14 @@ class RepeatedFailures:
             self._failed.clear()
         return (pod.signature, pod.priority, pod.preemption_policy, pod.group_key != "")
 
-    def replay(self, key: tuple, pod: PodInfo) -> Diagnosis | None:
-        """The diagnosis of the failed pass ``key`` names, with the pass's counted effects; None
-        when there is none (or its signature entry is gone: the pass would refresh it)."""
-        hit = self._failed.get(key)
+    def replay(self, pod: PodInfo, generation: int) -> Diagnosis | None:
+        """The diagnosis of the pass that failed for a pod like ``pod`` on this cluster state,
+        with the pass's counted effects; None when there is none (or its signature entry is
+        gone: the pass would refresh it). Costs nothing while nothing failed."""
+        if not self._failed:
+            return None
+        key = self.key(pod, generation)
+        hit = self._failed.get(key) if key is not None else None
         if hit is None or not self.runner.signatures.hit(pod):  # type: ignore[union-attr]
             return None
         diagnosis, rows = hit
@@ -73,7 +77,11 @@ class RepeatedFailures:
         self.replays += 1
         return diagnosis
 
-    def store(self, key: tuple, diagnosis: Diagnosis, rows: int) -> None:
+    def store(self, pod: PodInfo, generation: int, diagnosis: Diagnosis, rows: int) -> None:
+        """The pass for ``pod`` failed having evaluated ``rows`` rows (the search offset unmoved)."""
+        key = self.key(pod, generation)
+        if key is None:
+            return
         if len(self._failed) >= MAX_ENTRIES:
             self._failed.clear()
         self._failed[key] = (diagnosis, rows)

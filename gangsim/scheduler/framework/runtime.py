@@ -527,17 +527,16 @@ class Framework(Handle):
         """``generation``: the scheduler's, for a pod-by-pod cycle (the fast path may replay a
         pass that failed on this same cluster state, ``fastpath.repeat``)."""
         memo = self.repeated_failures if generation is not None else None
-        key = memo.key(pod, generation) if memo is not None else None  # type: ignore[arg-type]
-        if key is not None:
-            repeated = memo.replay(key, pod)  # type: ignore[union-attr]
+        if memo is not None:
+            repeated = memo.replay(pod, generation)  # type: ignore[arg-type]
             if repeated is not None:
                 return None, repeated
         evaluated, start = self.filter_rows_evaluated, self.next_start_index
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:
             result = None
-            if key is not None and start == self.next_start_index:
-                memo.store(key, diagnosis, self.filter_rows_evaluated - evaluated)  # type: ignore[union-attr]
+            if memo is not None and start == self.next_start_index:
+                memo.store(pod, generation, diagnosis, self.filter_rows_evaluated - evaluated)  # type: ignore[arg-type]
         elif len(feasible) == 1:
             result = ScheduleResult(int(feasible[0]), 1 + len(diagnosis.rows), 1)
         else:
