@@ -54,7 +54,8 @@ class Snapshot:
 
     def has_assigned_below(self, priority: int) -> bool:
         """``assigned_below(priority)`` is not empty (without listing it)."""
-        return any(prio < priority for prio in self.by_victim_priority)
+        by_priority = self.by_victim_priority  # (empty buckets are deleted)
+        return bool(by_priority) and min(by_priority) < priority
 
     def assigned_below(self, priority: int) -> list[PodInfo]:
         """Assigned pods whose victim priority is lower than ``priority``, by uid."""

@@ -8,6 +8,8 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
                        signature, refreshed only for the rows whose generation moved
 ``search``             the windowed search: only the rows that can hold the wanted feasible nodes
 ``doomed``             a single-shape PodGroup pass that cannot reach minCount, decided from counts
+``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
+                       the unchanged cluster (its diagnosis, FitError text and counted effects)
 =====================  =========================================================================
 
 The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off
