@@ -82,6 +82,7 @@ class FastPath:
     # KEP-5732 placement loop: the signature cache, search window and doomed pass over each
     # placement's rows, and placements decided from per-domain counts (needs signature_cache)
     placement_passes: bool = True
+    repeated_failure: bool = True  # a pod like one that failed on the unchanged cluster gets its diagnosis (needs signature_cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +114,12 @@ class SchedulerConfig:
     @property
     def effective_fast_path(self) -> FastPath:
         """The switches in force: all off without opportunistic batching; the search window, the
-        doomed pass and the placement passes read the signature cache, so they are off without it."""
+        doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(False, False, False, False, False)
+            return FastPath(False, False, False, False, False, False)
         f = self.fast_path
         if not f.signature_cache:
-            return FastPath(f.static_filter_cache, False, False, False, False)
+            return FastPath(f.static_filter_cache, False, False, False, False, False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

@@ -28,7 +28,7 @@ def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> None:
     if rec is not None:  # gangsim explain: a real attempt
         rec.active = True
     try:
-        result, diagnosis = fw.schedule_pod(state, pod)
+        result, diagnosis = fw.schedule_pod(state, pod, h.generation)
     finally:
         if rec is not None:
             rec.active = False
@@ -49,7 +49,8 @@ def handle_fit_error(h: SchedulerHandle, fw: Framework, state: CycleState, e: Qu
         if res is not None:
             diagnosis.post_filter_msg = res.message
             nominated = res.nominated_row
-    message = fit_error_message(num_nodes, diagnosis)
+    memo = fw.repeated_failures  # fast path: a replayed diagnosis renders the same message
+    message = fit_error_message(num_nodes, diagnosis) if memo is None else memo.fit_error_message(num_nodes, diagnosis)
     if nominated is not None and h.nominator.nominate(pod, nominated):
         h.bump()
     fail(h, e, pod, message, Status(Code.UNSCHEDULABLE, (message,)), frozenset(diagnosis.unschedulable_plugins))

@@ -24,14 +24,15 @@ SWITCHES = {
     "no-signature-cache": {"fast_path": FastPath(signature_cache=False)},
     "no-windowed-search": {"fast_path": FastPath(windowed_search=False)},
     "no-doomed-pass": {"fast_path": FastPath(doomed_pass=False)},
+    "no-repeated-failure": {"fast_path": FastPath(repeated_failure=False)},
     "reference": {"opportunistic_batching": False},
 }
 
 
-def report_bytes(trace, policy: str, tmp_path: Path, name: str, **changes) -> dict[str, bytes]:
+def report_bytes(trace, policy: str, tmp_path: Path, name: str, seed: int | None = None, **changes) -> dict[str, bytes]:
     config = trace.config.with_changes(**changes) if changes else trace.config
     out = tmp_path / name
-    write_report(build_report(replay(trace, policy, config=config)), out)
+    write_report(build_report(replay(trace, policy, config=config, seed=seed)), out)
     return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
 
 
@@ -62,8 +63,10 @@ def test_every_switch_reaches_the_framework():
     assert off.signatures is None and not off.fast_path.windowed_search and not off.fast_path.doomed_pass  # both read it
     assert not framework(**SWITCHES["no-windowed-search"]).fast_path.windowed_search
     assert not framework(**SWITCHES["no-doomed-pass"]).fast_path.doomed_pass
+    assert on.repeated_failures is not None and framework(**SWITCHES["no-repeated-failure"]).repeated_failures is None
+    assert off.repeated_failures is None  # it reads the signature cache
     ref = framework(**SWITCHES["reference"])
-    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False)
+    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False, False)
 
 
 def test_filter_work_per_pod_does_not_grow_with_the_cluster():
@@ -165,7 +168,7 @@ def _log_facts(log) -> tuple:
         list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
         list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
         log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes"))},
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "repeated_failures"))},
     )  # fmt: skip
 
 
@@ -190,3 +193,71 @@ def test_doomed_passes_decided_from_counts_match_the_pod_by_pod_pass(nodes, gang
     with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
     pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True, config=NO_BACKOFF.with_changes(fast_path=FastPath(doomed_pass=False))))
     assert with_counts == pod_by_pod
+
+
+# ---- pod on rigid jobs: a failed pass repeated on the unchanged cluster (fastpath.repeat) ------------
+def _rigid_trace(tmp_path: Path, seed: int, priorities: tuple) -> Path:
+    """Rigid jobs of up to 48 one- or eight-GPU pods on 16 eight-GPU nodes, arriving faster than
+    they finish: under ``pod`` their pods wait one by one, break at the rendezvous timeout and
+    are recreated, again and again."""
+    spec = GeneratorSpec(
+        seed=seed,
+        pools=(PoolSpec("a", 16, gpus=8),),
+        jobs=40,
+        hours=2,
+        gang_sizes=((4, 0.3), (16, 0.3), (48, 0.4)),
+        gpus_per_pod=((1, 0.6), (8, 0.4)),
+        priorities=priorities,
+        duration_median_s=3600,
+    )
+    path = tmp_path / f"rigid-{seed}.jsonl"
+    with path.open("wb") as out:
+        write_jsonl(generate(spec), out)
+    return path
+
+
+EQUALS = (("batch", 0, 1.0),)
+TWO = (("low", 0, 0.6), ("high", 1000, 0.4))
+
+
+@pytest.mark.parametrize(("seed", "priorities"), [(1, EQUALS), (2, EQUALS), (3, TWO)], ids=["equals-1", "equals-2", "two-priorities"])
+def test_repeated_failures_under_pod_write_the_reference_report(seed, priorities, tmp_path):
+    """The pods of one job fail one after the other on the same cluster: the fast path replays
+    the first one's diagnosis for the rest (it must actually do so here), and the report is the
+    bytes of every pass run in full, with the shortcut off and on the reference path."""
+    trace = replace(load_trace([_rigid_trace(tmp_path, seed, priorities)]), horizon_ms=6 * 3_600_000)
+    log = replay(trace, "pod")
+    assert log.counters["repeated_failures"] >= 200
+    assert log.counters["repeated_failures"] < log.counters["scheduling_cycles"]
+    on = report_bytes(trace, "pod", tmp_path, "on")
+    assert on == report_bytes(trace, "pod", tmp_path, "off", fast_path=FastPath(repeated_failure=False))
+    assert on == report_bytes(trace, "pod", tmp_path, "ref", opportunistic_batching=False)
+
+
+def test_repeated_failures_keep_the_work_counters():
+    """A replayed pass counts the rows upstream's search would evaluate, as the pass does."""
+    trace = load_trace([ROOT / "traces" / "greedy-limit.yaml"])
+    on = replay(trace, "pod")
+    off = replay(trace, "pod", config=trace.config.with_changes(fast_path=FastPath(repeated_failure=False)))
+    assert off.counters["repeated_failures"] == 0
+    for key in ("filter_rows_evaluated", "batch_hits", "scheduling_cycles"):
+        assert on.counters[key] == off.counters[key], key
+
+
+def test_hpc2n_head_under_pod_is_the_same_with_and_without_the_shortcut(tmp_path):
+    """The real congested case (PWA HPC2N head through the SWF importer), six days under pod."""
+    from golden.cases import SHARED
+
+    src = SHARED / "pwa-hpc2n-2002-head" / "hpc2n.swf"
+    if not src.exists():
+        pytest.skip("../shared/traces-data/pwa-hpc2n-2002-head is absent")
+    from gangsim.load.importers import ImportOptions, records
+
+    path = tmp_path / "hpc2n.jsonl"
+    with path.open("wb") as out:
+        write_jsonl(records("swf", [str(src)], ImportOptions(limit=600)), out)
+    trace = replace(load_trace([path]), horizon_ms=6 * 86_400_000)
+    log = replay(trace, "pod", seed=7)
+    assert log.counters["repeated_failures"] >= 1000
+    on = report_bytes(trace, "pod", tmp_path, "on", seed=7)
+    assert on == report_bytes(trace, "pod", tmp_path, "off", seed=7, fast_path=FastPath(repeated_failure=False))

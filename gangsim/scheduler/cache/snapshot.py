@@ -52,6 +52,11 @@ class Snapshot:
                 self._unindex(pod)
                 self._index(pod)
 
+    def has_assigned_below(self, priority: int) -> bool:
+        """``assigned_below(priority)`` is not empty (without listing it)."""
+        by_priority = self.by_victim_priority  # (empty buckets are deleted)
+        return bool(by_priority) and min(by_priority) < priority
+
     def assigned_below(self, priority: int) -> list[PodInfo]:
         """Assigned pods whose victim priority is lower than ``priority``, by uid."""
         out: list[PodInfo] = []

@@ -10,6 +10,8 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
 ``doomed``             a single-shape PodGroup pass that cannot reach minCount, decided from counts
 ``rotation``           where such a pass leaves the rotating search start when searches stop early
 ``counted``            KEP-5732 placements: a single-shape pass where every pod fits, replayed
+``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
+                       the unchanged cluster (its diagnosis, FitError text and counted effects)
 =====================  =========================================================================
 
 The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off

@@ -56,6 +56,16 @@ class SignatureCache:
         self._entries: dict[tuple, SignatureEntry] = {}
         self.hits = 0  # pods served from their signature's cache (scheduler_batch_attempts_total)
 
+    def hit(self, pod: PodInfo) -> bool:
+        """What ``entry`` counts when ``pod``'s entry is current (a hit, nothing refreshed);
+        False, counting nothing, when it is not."""
+        entry = self._entries.get(pod.signature)
+        nodes = self.snapshot.nodes
+        if entry is None or entry.generation != nodes.generation or entry.static_generation != nodes.static_generation or entry.rows != len(nodes.names):
+            return False
+        self.hits += 1
+        return True
+
     def entry(self, pod: PodInfo) -> SignatureEntry | None:
         """The entry for ``pod``, refreshed for the rows that changed; None when the pod is
         unsignable or pod affinity anywhere makes rows depend on each other."""

@@ -25,6 +25,7 @@ import numpy as np
 from gangsim.api.objects import PodDisruptionBudget
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.fastpath import search
+from gangsim.scheduler.fastpath.repeat import RepeatedFailures
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.fastpath.static_cache import StaticFilterCache
 from gangsim.scheduler.framework.cycle_state import CycleState
@@ -226,6 +227,7 @@ class Framework(Handle):
         self.fast_path = fast
         self.static_cache = StaticFilterCache(self.snapshot.nodes, self._static_codes) if fast.static_filter_cache and self.n_static else None
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
+        self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 
     # ---- Handle: pod_group, pdbs, victim_priority, bump and activate are the Services' (bound above)
     def run_pod_group_algorithm(self, group: PodGroupState, pods: list[PodInfo]) -> GroupResult:
@@ -524,10 +526,20 @@ class Framework(Handle):
             return int(ties[int(self.rng.integers(len(ties)))])
         return int(ties.min())  # earliest node in the trace's node order
 
-    def schedule_pod(self, state: CycleState, pod: PodInfo) -> tuple[ScheduleResult | None, Diagnosis]:
+    def schedule_pod(self, state: CycleState, pod: PodInfo, generation: int | None = None) -> tuple[ScheduleResult | None, Diagnosis]:
+        """``generation``: the scheduler's, for a pod-by-pod cycle (the fast path may replay a
+        pass that failed on this same cluster state, ``fastpath.repeat``)."""
+        memo = self.repeated_failures if generation is not None else None
+        if memo is not None:
+            repeated = memo.replay(pod, generation)  # type: ignore[arg-type]
+            if repeated is not None:
+                return None, repeated
+        evaluated, start = self.filter_rows_evaluated, self.next_start_index
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:
             result = None
+            if memo is not None and start == self.next_start_index:
+                memo.store(pod, generation, diagnosis, self.filter_rows_evaluated - evaluated)  # type: ignore[arg-type]
         elif len(feasible) == 1:
             result = ScheduleResult(int(feasible[0]), 1 + len(diagnosis.rows), 1)
         else:

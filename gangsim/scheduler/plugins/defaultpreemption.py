@@ -46,6 +46,8 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
         self.units = UnitIndex(handle, args.features.generic_workload)
         self.limits = CandidateLimits(args.profile.min_candidate_nodes_percentage, args.profile.min_candidate_nodes_absolute)
         self.evaluator = Evaluator()
+        # fast path (FastPath.repeated_failure): PodStrategy's last cluster-of-equals verdict
+        self._equals_memo: list | None = [None, 0, 0, ""] if args.config.effective_fast_path.repeated_failure else None
 
     # ---- one pod -----------------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> PostFilterResult:
@@ -54,7 +56,7 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
             # or not the PodGroup exists (``DefaultPreemption.PostFilter``: SchedulingGroup != nil
             # && EnableGenericWorkload)
             return PostFilterResult(None, PREEMPTION + WAP_REFUSAL)
-        res = self.evaluator.preempt(PodStrategy(self.handle, self.units, self.limits, self.handle.rng, pod, diagnosis))
+        res = self.evaluator.preempt(PodStrategy(self.handle, self.units, self.limits, self.handle.rng, pod, diagnosis, self._equals_memo))
         if res.candidate is not None:
             self._actuate_for_pod(pod, res.candidate.row, res.candidate.victims)
         return PostFilterResult(res.nominated_row, PREEMPTION + res.message if res.message else "")

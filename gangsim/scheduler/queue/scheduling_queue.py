@@ -168,7 +168,10 @@ class SchedulingQueue:
         for p in e.unschedulable_plugins:
             self._by_plugin.setdefault(p, {})[e.key] = e
         heapq.heappush(self._flush_heap, (e.parked_ms, e.seq, e.key, self._tokens[e.key]))
-        self._schedule_flush()
+        if self._flush_wake is None or self._flush_wake <= e.parked_ms:
+            # (a pending flush tick stays right: parking times only grow, so the oldest entry's
+            # tick can only move later, and _schedule_flush never moves a pending tick later)
+            self._schedule_flush()
 
     # ---- after an attempt (AddUnschedulableIfNotPresent / AddAttemptedPodGroupIfNeeded) ------
     def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool) -> None:

@@ -36,6 +36,7 @@ TOPOLOGY_REFUSAL = "not supported with topology constraints"  # DefaultPreemptio
 ONGOING = "ongoing preemption on nominated nodes"
 NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 _INT32_OFFSET = 2**31
+_UNSCHEDULABLE = int(Code.UNSCHEDULABLE)  # a plain int: numpy compares it without the enum's lookups
 
 C = TypeVar("C")
 R = TypeVar("R")
@@ -99,7 +100,20 @@ class CandidateLimits:
 class PodStrategy:
     """Classic DefaultPreemption for ``pod`` (§5): per-node dry runs from a (seeded) offset."""
 
-    def __init__(self, handle: Handle, units: UnitIndex, limits: CandidateLimits, rng: np.random.Generator | None, pod: PodInfo, diagnosis: Diagnosis) -> None:
+    def __init__(
+        self,
+        handle: Handle,
+        units: UnitIndex,
+        limits: CandidateLimits,
+        rng: np.random.Generator | None,
+        pod: PodInfo,
+        diagnosis: Diagnosis,
+        equals_memo: list | None = None,
+    ) -> None:
+        """``equals_memo`` (fast path ``FastPath.repeated_failure``, owned by the caller): the
+        last cluster-of-equals verdict, ``[diagnosis codes, nodes, potential nodes, message]``,
+        reused while the diagnosis is the same object (``fastpath.repeat`` replays it)."""
+        self.equals_memo = equals_memo
         self.handle = handle
         self.units = units
         self.limits = limits
@@ -128,17 +142,26 @@ class PodStrategy:
         nodes = self.handle.snapshot.nodes
         num_all = nodes.num_nodes
         d = self.diagnosis
-        hosts = {p.node_row for p in self.handle.snapshot.assigned_below(self.pod.priority)}
-        if not hosts:
+        snap = self.handle.snapshot
+        prio = self.pod.priority
+        if not snap.has_assigned_below(prio):
             # no lower-priority pod anywhere (a cluster of equals): every potential node's dry run
             # would say NO_VICTIMS, so only how many there are matters — the same message and the
             # same draw of the offset as _dry_run, without listing and sorting the nodes (HPC2N
             # under pod: a third of the replay was this, on every failed attempt)
-            n = int(np.count_nonzero(d.codes == Code.UNSCHEDULABLE))
+            memo = self.equals_memo
+            if memo is not None and memo[0] is d.codes and memo[1] == num_all:
+                n, message = memo[2], memo[3]  # fast path: the same diagnosis as last time
+            else:
+                n = int(np.count_nonzero(d.codes == _UNSCHEDULABLE))
+                hist = reason_histogram([], num_all - n, NOT_HELPFUL, counts={NO_VICTIMS: n} if n else None)
+                message = f"0/{num_all} nodes are available: {hist}."
+                if self.equals_memo is not None:
+                    self.equals_memo[:] = [d.codes, num_all, n, message]
             if n and self.rng is not None:
                 self.rng.integers(n)
-            hist = reason_histogram([], num_all - n, NOT_HELPFUL, counts={NO_VICTIMS: n} if n else None)
-            return PodPreemption(NO_NODE, f"0/{num_all} nodes are available: {hist}.")
+            return PodPreemption(NO_NODE, message)
+        hosts = {p.node_row for p in snap.assigned_below(prio)}
         potential = [int(r) for r, c in zip(d.rows.tolist(), d.codes.tolist()) if c == Code.UNSCHEDULABLE]
         potential.sort(key=lambda r: int(nodes.position[r]))
         if not potential:

@@ -1,0 +1,96 @@
+"""A failed pod attempt repeated on an unchanged cluster (``FastPath.repeated_failure``).
+
+Under ``pod`` a rigid job's pods wait one by one: each release moves every pod NodeResourcesFit
+rejected back to the queue (its queueing hint says Queue for any deleted assigned pod, as
+upstream's ``isSchedulableAfterPodEvent``), and the pods of one job are tried one after the other
+against the same cluster. Their Filter pass is the same pass: the signature cache already says
+that a pod's Filter codes depend only on its signature and the rows, so a pod whose signature
+failed on this exact cluster state (same scheduler generation, same node-table generation, no
+nominated pods, no pod affinity anywhere) fails again with the same diagnosis. This keeps that
+diagnosis and replays the pass's visible effects: the rows it evaluated (``processedNodes``,
+which the search offset and ``filter_rows_evaluated`` count) and the signature cache hit. The
+FitError message rendered from the diagnosis is kept beside it.
+
+Everything after Filter (PostFilter, the event, the queue) still runs for every pod, so what a
+report shows is the reference path's (A/B: ``tests/scheduler/test_fast_path.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gangsim.scheduler.fastpath.signatures import SignatureCache
+from gangsim.scheduler.framework.handle import Nominator, SnapshotView
+from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo, fit_error_message
+
+MAX_ENTRIES = 256
+
+
+class Runner(Protocol):
+    """What the memo reads and counts on (``framework.runtime.Framework``)."""
+
+    snapshot: SnapshotView
+    nominator: Nominator
+    signatures: SignatureCache | None
+    placement: object
+    recorder: object
+    filter_rows_evaluated: int
+
+
+class RepeatedFailures:
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+        self._epoch: tuple = ()
+        self._failed: dict[tuple, tuple[Diagnosis, int]] = {}  # key -> (diagnosis, rows evaluated)
+        self._message: tuple | None = None  # (diagnosis, num_nodes, post_filter_msg, message)
+        self.replays = 0  # attempts decided here (not reported; the A/B tests read it)
+
+    def key(self, pod: PodInfo, generation: int) -> tuple | None:
+        """The memo key of ``pod``'s attempt at scheduler ``generation``; None when the attempt
+        may depend on more than the signature and the cluster state (nominated pods, pod
+        affinity, a placement, an unsignable pod, gangsim explain recording)."""
+        fw = self.runner
+        if not pod.signature or pod.nominated_row != NO_NODE or fw.signatures is None or fw.placement is not None or fw.recorder is not None:
+            return None
+        snap = fw.snapshot
+        if snap.affinity_pods or fw.nominator.rows():
+            return None
+        nodes = snap.nodes
+        epoch = (generation, nodes.generation, nodes.static_generation, len(nodes.order))
+        if epoch != self._epoch:
+            self._epoch = epoch
+            self._failed.clear()
+        return (pod.signature, pod.priority, pod.preemption_policy, pod.group_key != "")
+
+    def replay(self, pod: PodInfo, generation: int) -> Diagnosis | None:
+        """The diagnosis of the pass that failed for a pod like ``pod`` on this cluster state,
+        with the pass's counted effects; None when there is none (or its signature entry is
+        gone: the pass would refresh it). Costs nothing while nothing failed."""
+        if not self._failed:
+            return None
+        key = self.key(pod, generation)
+        hit = self._failed.get(key) if key is not None else None
+        if hit is None or not self.runner.signatures.hit(pod):  # type: ignore[union-attr]
+            return None
+        diagnosis, rows = hit
+        self.runner.filter_rows_evaluated += rows
+        self.replays += 1
+        return diagnosis
+
+    def store(self, pod: PodInfo, generation: int, diagnosis: Diagnosis, rows: int) -> None:
+        """The pass for ``pod`` failed having evaluated ``rows`` rows (the search offset unmoved)."""
+        key = self.key(pod, generation)
+        if key is None:
+            return
+        if len(self._failed) >= MAX_ENTRIES:
+            self._failed.clear()
+        self._failed[key] = (diagnosis, rows)
+
+    def fit_error_message(self, num_nodes: int, diagnosis: Diagnosis) -> str:
+        """``types.fit_error_message``, kept for the last diagnosis (a replayed one is the same object)."""
+        m = self._message
+        if m is not None and m[0] is diagnosis and m[1] == num_nodes and m[2] == diagnosis.post_filter_msg and m[3] == diagnosis.pre_filter_msg:
+            return m[4]
+        message = fit_error_message(num_nodes, diagnosis)
+        self._message = (diagnosis, num_nodes, diagnosis.post_filter_msg, diagnosis.pre_filter_msg, message)
+        return message
