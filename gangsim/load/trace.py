@@ -16,7 +16,7 @@ which gives the same events in far less memory or hands the trace back to the re
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -83,7 +83,8 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, def
         warnings = Warnings()
         decoder = Decoder(_priorities(collected, warnings), warnings)
         events = decode_creates(collected, decoder)
-    replayed = apply_durations(Replay(decoder, warnings).run(events), trace_durations(collected), default_duration_ms)
+    collected.events.clear()  # the same events as ``events``: each is released once replayed
+    replayed = apply_durations(Replay(decoder, warnings).run(_released(events)), trace_durations(collected), default_duration_ms)
     name = collected.trace_names[0] if collected.trace_names else Path(files[0]).stem
     return Trace(
         name=name,
@@ -95,6 +96,14 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, def
         notices=warnings.notices(),
         job_workloads=all(collected.job_workloads),
     )
+
+
+def _released(events: list[RawEvent]) -> Iterator[RawEvent]:
+    """``events`` in order, each dropped from the list as it is handed out: a raw event and its
+    decoded metadata are freed while the trace events replace them (not all held to the end)."""
+    for i, ev in enumerate(events):
+        events[i] = None  # type: ignore[call-overload]
+        yield ev
 
 
 def trace_durations(collected: Collected) -> Durations:
@@ -183,7 +192,7 @@ class Replay:
         self.node_gpus: dict[str, int] = {}  # live nodes' nvidia.com/gpu, for MAX_CLUSTER_GPUS
         self.cluster_gpus = 0
 
-    def run(self, events: list[RawEvent]) -> list[TraceEvent]:
+    def run(self, events: Iterable[RawEvent]) -> list[TraceEvent]:
         for ev in events:
             self.apply(ev)
         return self.out
