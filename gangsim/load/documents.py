@@ -12,9 +12,10 @@ documents in order (``index``), ``List`` items flattened in order.
 
 from __future__ import annotations
 
+import io
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,29 +97,70 @@ def _imported(label: str) -> tuple[str, str] | None:
     return found
 
 
-def _imported_documents(label: str, kind: str, path: str, file_index: int) -> list[Document]:
-    """Run the importer with its default options; its records are JSON Lines documents."""
-    import sys
-
+def _imported_documents(label: str, kind: str, path: str, file_index: int, notes: list[str]) -> Iterator[Document]:
+    """Run the importer with its default options; its records are JSON Lines documents, yielded
+    as the importer produces them. Its notes (counts, offered load) go to ``notes`` at the end."""
     from gangsim.load.importers import Stats, records
 
     stats = Stats()
-    docs = [Document(label, file_index, i, i, data, "jsonl") for i, data in enumerate(records(kind, [path], stats=stats), start=1)]
-    for note in stats.notes:
-        sys.stderr.write(f"gangsim: {label}: {note}\n")
-    return docs
+    for i, data in enumerate(records(kind, [path], stats=stats), start=1):
+        yield Document(label, file_index, i, i, data, "jsonl")
+    notes.extend(f"{label}: {note}" for note in stats.notes)
 
 
-def read_documents(label: str, file_index: int) -> list[Document]:
-    """All non-empty documents of one file, ``List`` items flattened."""
+def print_notes(notes: list[str]) -> None:
+    """The importers' notes on stderr, one ``gangsim: …`` line each."""
+    import sys
+
+    for note in notes:
+        sys.stderr.write(f"gangsim: {note}\n")
+
+
+def stdin_import(label: str) -> bool:
+    """Whether ``label`` imports from standard input (``kubectl:-``), which can be read only once."""
+    found = None if os.path.exists(label) else _imported(label)
+    return found is not None and found[1] == "-"
+
+
+def _file_bytes(label: str) -> bytes:
+    try:
+        return Path(label).read_bytes()
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), file=label) from None
+
+
+def iter_documents(label: str, file_index: int, notes: list[str]) -> Iterator[Document]:
+    """The documents of one file as they are parsed (the streaming loader, gangsim.load.stream):
+    JSON Lines line by line, YAML document by document, an importer record by record; ``List``
+    items flattened. The same documents as :func:`read_documents`; only a broken file's first
+    error can differ (this reports the first problem in reading order, read_documents a syntax
+    error anywhere in the file before a bad ``List``)."""
     if not os.path.exists(label):
         imported = _imported(label)
         if imported is not None:
-            return _imported_documents(label, imported[0], imported[1], file_index)
-    try:
-        raw = Path(label).read_bytes()
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), file=label) from None
+            yield from _imported_documents(label, imported[0], imported[1], file_index, notes)
+            return
+    raw = _file_bytes(label)
+    lower = label.lower()
+    if lower.endswith(JSONL_SUFFIXES):
+        yield from jsonl_documents(raw, label, file_index)
+    elif lower.endswith(".json"):
+        yield from iter_flattened(_json_documents(raw, label, file_index), raw)
+    else:
+        yield from iter_flattened(yaml_documents(decode_text(raw, label), label, file_index))
+
+
+def read_documents(label: str, file_index: int) -> list[Document]:
+    """All non-empty documents of one file, ``List`` items flattened: the whole file is read
+    (and a syntax error anywhere in it reported) before any document is used."""
+    if not os.path.exists(label):
+        imported = _imported(label)
+        if imported is not None:
+            notes: list[str] = []
+            docs = list(_imported_documents(label, imported[0], imported[1], file_index, notes))
+            print_notes(notes)
+            return docs
+    raw = _file_bytes(label)
     lower = label.lower()
     if lower.endswith(JSONL_SUFFIXES):
         docs = list(jsonl_documents(raw, label, file_index))
@@ -269,9 +311,11 @@ def _json_starts(raw: bytes, inside: tuple[int, ...]) -> list[int]:
 
 def jsonl_documents(raw: bytes, label: str, file_index: int) -> Iterator[Document]:
     """One document per non-blank line, numbered (``index`` and ``line``) by its line."""
-    for number, text in enumerate(raw.split(b"\n"), start=1):
+    for number, text in enumerate(io.BytesIO(raw), start=1):  # lazily, split at b"\n" only
         if not text.strip():
             continue
+        if text.endswith(b"\n"):
+            text = text[:-1]  # the line as raw.split(b"\n") gives it
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
@@ -291,10 +335,17 @@ def flatten_lists(docs: list[Document], raw: bytes | None = None) -> list[Docume
     """
     if not any(d.data.get("kind") == "List" for d in docs):
         return docs
-    out: list[Document] = []
+    return list(iter_flattened(docs, raw))
+
+
+def iter_flattened(docs: Iterable[Document], raw: bytes | None = None) -> Iterator[Document]:
+    """:func:`flatten_lists` one document at a time (documents are numbered as they come, so
+    a file without a ``List`` keeps its numbering)."""
+    n = 0
     for doc in docs:
         if doc.data.get("kind") != "List":
-            out.append(Document(doc.file, doc.file_index, len(out), doc.line, doc.data, doc.fmt))
+            yield Document(doc.file, doc.file_index, n, doc.line, doc.data, doc.fmt)
+            n += 1
             continue
         if doc.data.get("apiVersion") != "v1":
             raise InputError(
@@ -318,8 +369,8 @@ def flatten_lists(docs: list[Document], raw: bytes | None = None) -> list[Docume
                 line = starts[i] if starts else doc.line
             if not isinstance(item, dict):
                 raise InputError(f"items[{i}]: Invalid value: must be an object with apiVersion and kind", file=doc.file, line=line, obj="List")
-            out.append(Document(doc.file, doc.file_index, len(out), line, item, doc.fmt))
-    return out
+            yield Document(doc.file, doc.file_index, n, line, item, doc.fmt)
+            n += 1
 
 
 def _line(data: dict, key: str, default: int | None) -> int | None:
@@ -352,7 +403,11 @@ __all__ = [
     "decode_text",
     "expand_paths",
     "flatten_lists",
+    "iter_documents",
+    "iter_flattened",
     "jsonl_documents",
+    "print_notes",
     "read_documents",
+    "stdin_import",
     "yaml_documents",
 ]

@@ -7,12 +7,16 @@
 4. replay the raw events in (time, order) against a store of live objects: duplicates, patches
    and deletes of missing objects and changes to immutable fields are errors; NodePools expand
    into their Nodes; PATCH events carry the re-decoded object.
+
+Steps 1–3 above are the reference path. By default ``load_trace`` first tries the streaming
+loader (``gangsim.load.stream``: each document decoded as it is read, its raw mapping dropped),
+which gives the same events in far less memory or hands the trace back to the reference path.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,53 +29,62 @@ from gangsim.errors import FieldError, InputError, invalid
 from gangsim.load.composite import check_hierarchies
 from gangsim.load.config import CONFIG_KIND, decode_config
 from gangsim.load.controllers.common import Expansion
+from gangsim.load.creates import add_priority_class, decode_creates, is_priority_class_create
 from gangsim.load.decode import Decoded, Decoder, Warnings
 from gangsim.load.documents import Document, expand_paths, read_documents
 from gangsim.load.durations import Durations, apply_durations
 from gangsim.load.events import Collected, RawEvent, collect
 from gangsim.load.expand import pool_node, pool_node_raw
-from gangsim.load.fields import Obj, line_of, shown
+from gangsim.load.fields import Obj
 from gangsim.load.limits import MAX_CLUSTER_GPUS
-from gangsim.load.meta import ARRIVAL, REMOVE_AT, check_type, generated_name
+from gangsim.load.meta import REMOVE_AT, check_type
 from gangsim.load.patch import check_update, merge_patch, patch_document, patch_line
 from gangsim.load.priority import Priorities
+from gangsim.load.stream import stream_creates
 
 Key = tuple[str, str, str]  # (kind, namespace, name)
-# A remove-at DELETE shares its CREATE's order and sorts after it (and after a pool's node CREATEs,
-# which extend that order with the node index) even when both happen at the same instant.
-_AFTER_EXPANSION = 2**31
 
 
-def load_trace(paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None) -> Trace:
+def load_trace(paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None, streaming: bool = True) -> Trace:
     """Load and validate a trace; any problem raises ``InputError`` (one line: file:line: object: field: …).
     ``default_duration_ms`` (``--default-duration``): the duration of pods that have none
-    (gangsim.load.durations)."""
+    (gangsim.load.durations). ``streaming``: decode while reading (gangsim.load.stream), which
+    gives the same trace in far less memory; ``False``: this module's reference path only."""
     # Loading allocates millions of long-lived, acyclic objects: the cyclic collector would scan
     # them over and over for nothing (it doubled the load time of a 500k-line trace).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_trace(paths, config_path, default_duration_ms)
+        return _load_trace(paths, config_path, default_duration_ms, streaming)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, default_duration_ms: int | None) -> Trace:
+def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, default_duration_ms: int | None, streaming: bool) -> Trace:
     files = expand_paths(paths)
     if not files:
         raise InputError("no trace files given")
-    collected = Collected()
-    for index, file in enumerate(files):
-        for doc in read_documents(file, index):
-            collect(doc, collected)
-    if config_path is not None:
-        _read_config_file(str(config_path), len(files), collected)
-    config = single_config(collected)
-    warnings = Warnings()
-    decoder = Decoder(_priorities(collected, warnings), warnings)
-    events = _decode_creates(collected, decoder)
-    replayed = apply_durations(Replay(decoder, warnings).run(events), trace_durations(collected), default_duration_ms)
+    def read_config(collected: Collected) -> SchedulerConfig:
+        if config_path is not None:
+            _read_config_file(str(config_path), len(files), collected)
+        return single_config(collected)
+
+    streamed = stream_creates(files, read_config) if streaming else None
+    if streamed is not None:
+        collected, decoder, warnings, events = streamed
+        config = single_config(collected)
+    else:
+        collected = Collected()
+        for index, file in enumerate(files):
+            for doc in read_documents(file, index):
+                collect(doc, collected)
+        config = read_config(collected)
+        warnings = Warnings()
+        decoder = Decoder(_priorities(collected, warnings), warnings)
+        events = decode_creates(collected, decoder)
+    collected.events.clear()  # the same events as ``events``: each is released once replayed
+    replayed = apply_durations(Replay(decoder, warnings).run(_released(events)), trace_durations(collected), default_duration_ms)
     check_hierarchies(replayed)
     name = collected.trace_names[0] if collected.trace_names else Path(files[0]).stem
     return Trace(
@@ -84,6 +97,14 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, def
         notices=warnings.notices(),
         job_workloads=all(collected.job_workloads),
     )
+
+
+def _released(events: list[RawEvent]) -> Iterator[RawEvent]:
+    """``events`` in order, each dropped from the list as it is handed out: a raw event and its
+    decoded metadata are freed while the trace events replace them (not all held to the end)."""
+    for i, ev in enumerate(events):
+        events[i] = None  # type: ignore[call-overload]
+        yield ev
 
 
 def trace_durations(collected: Collected) -> Durations:
@@ -153,91 +174,6 @@ def _priorities(collected: Collected, warnings: Warnings) -> Priorities:
     return priorities
 
 
-def is_priority_class_create(ev: RawEvent) -> bool:
-    """Whether the event creates a PriorityClass (classes are decoded before everything else)."""
-    return ev.op is Op.CREATE and ev.raw.get("kind") == "PriorityClass"
-
-
-def add_priority_class(ev: RawEvent, decoder: Decoder, priorities: Priorities) -> None:
-    """Decode a PriorityClass CREATE and add it to ``priorities`` (a duplicate name is an error)."""
-    decoded = decoder.decode(ev.raw, ev.source)
-    try:
-        priorities.add(decoded.obj, Obj(ev.raw, "", ev.source.line))
-    except InputError as exc:
-        raise exc.located(file=ev.source.file, line=ev.source.line, obj=object_ref("PriorityClass", "", decoded.name)) from None
-
-
-
-def settle_arrival(ev: RawEvent, times: dict[str, int]) -> None:
-    """The event's time from its object's arrival annotation (an explicit ``at`` must agree);
-    a remove-at must not come before the arrival."""
-    if ev.at_given:
-        if ARRIVAL in times and times[ARRIVAL] != ev.at_ms:
-            raise _annotation_error(ev, ARRIVAL, f"disagrees with the event's `at` ({format_duration_ms(ev.at_ms)})")
-    else:
-        ev.at_ms = times.get(ARRIVAL, 0)
-    if REMOVE_AT in times and times[REMOVE_AT] < ev.at_ms:
-        raise _annotation_error(ev, REMOVE_AT, f"must not be before the arrival ({format_duration_ms(ev.at_ms)})")
-
-def _decode_creates(collected: Collected, decoder: Decoder) -> list[RawEvent]:
-    """Decode created objects in document order; settle arrival times; add remove-at deletes."""
-    # Only what a later PATCH changes needs its document (merge patch, immutable fields; a
-    # NodePool's also makes its nodes'): the others are dropped once decoded (RICC: ~0.1 GiB less
-    # at the load's peak, and nothing of them kept through the replay).
-    patched = {(ev.kind, ev.namespace, ev.name) for ev in collected.events if ev.op is Op.PATCH}
-    out: list[RawEvent] = []
-    for ev in collected.events:
-        out.append(ev)
-        if ev.op is Op.CREATE:
-            removal = decode_create(ev, decoder, seq=len(collected.events) + len(out))
-            if removal is not None:
-                out.append(removal)
-            if ev.kind != "NodePool" and (ev.kind, ev.namespace, ev.name) not in patched and not ev.decoded.meta.generate_name:
-                ev.raw = None
-    out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
-    name_generated(out)
-    return out
-
-
-def name_generated(events: list[RawEvent]) -> None:
-    """Give objects written with ``generateName`` their names, numbered per (kind, namespace,
-    prefix) in creation order ((time, order): deterministic). A patch may then name them."""
-    counters: dict[tuple[str, str, str], int] = {}
-    for ev in events:
-        if ev.op is not Op.CREATE or not ev.decoded.meta.generate_name:
-            continue
-        prefix = ev.decoded.meta.generate_name
-        n = counters.get((ev.kind, ev.namespace, prefix), 0)
-        counters[(ev.kind, ev.namespace, prefix)] = n + 1
-        name = generated_name(prefix, n)
-        ev.name = ev.decoded.name = ev.decoded.meta.name = name
-        ev.decoded.obj = replace(ev.decoded.obj, name=name)
-        ev.raw = {**ev.raw, "metadata": {**ev.raw["metadata"], "name": name}}
-
-
-def decode_create(ev: RawEvent, decoder: Decoder, *, seq: int) -> RawEvent | None:
-    """Decode a CREATE in place (object, key, arrival time); the remove-at DELETE it implies
-    (numbered ``seq``), if any."""
-    decoded = decoder.decode(ev.raw, ev.source)
-    ev.decoded = decoded
-    ev.kind, ev.namespace, ev.name = decoded.kind, decoded.namespace, decoded.name
-    times = decoded.meta.times
-    settle_arrival(ev, times)
-    if REMOVE_AT not in times:
-        return None
-    return RawEvent(
-        times[REMOVE_AT], Op.DELETE, ev.order + (_AFTER_EXPANSION,), ev.source, None,
-        kind=ev.kind, namespace=ev.namespace, name=ev.name, seq=seq, generated_by=ev.seq,
-    )  # fmt: skip
-
-
-def _annotation_error(ev: RawEvent, key: str, detail: str) -> InputError:
-    meta = ev.raw.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    line = line_of(annotations, key, ev.source.line)
-    return InputError(invalid(f"metadata.annotations[{key}]", shown(annotations.get(key)), detail), file=ev.source.file, line=line, obj=ev.ref)
-
-
 @dataclass(slots=True)
 class _Entry:
     raw: dict | None  # None for objects no PATCH names
@@ -257,7 +193,7 @@ class Replay:
         self.node_gpus: dict[str, int] = {}  # live nodes' nvidia.com/gpu, for MAX_CLUSTER_GPUS
         self.cluster_gpus = 0
 
-    def run(self, events: list[RawEvent]) -> list[TraceEvent]:
+    def run(self, events: Iterable[RawEvent]) -> list[TraceEvent]:
         for ev in events:
             self.apply(ev)
         return self.out
@@ -397,14 +333,9 @@ class Replay:
 
 __all__ = [
     "Replay",
-    "add_priority_class",
     "config_document",
     "config_documents",
-    "decode_create",
-    "is_priority_class_create",
     "load_config",
     "load_trace",
-    "name_generated",
-    "settle_arrival",
     "single_config",
 ]

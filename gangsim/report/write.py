@@ -45,8 +45,8 @@ from that folder.
 Bytes are deterministic: the same :class:`~gangsim.report.Report` gives identical Parquet, CSV and
 JSON files (fixed compression, no timestamps). CSV: a null is an empty field, an empty string is
 ``""`` (the two survive a round trip), floats in Polars' shortest round-trip form (``250.0``).
-Files are rendered in memory and written with ``os.write``, so every I/O failure is an ``OSError``
-with its errno.
+Files are rendered in memory (a CSV file :data:`CSV_CHUNK_ROWS` rows at a time) and written with
+``os.write``, so every I/O failure is an ``OSError`` with its errno.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ import io
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,6 +75,7 @@ __all__ = ["META_DIR", "SUMMARY_FILE", "commit_files", "report_files", "write_re
 SUMMARY_FILE = "summary.json"
 META_DIR = ".gangsim"
 CURRENT = "current"
+CSV_CHUNK_ROWS = 100_000  # rows of a CSV file rendered at a time (csv_chunks)
 
 
 def report_files() -> tuple[str, ...]:
@@ -88,17 +89,22 @@ def _parquet_bytes(frame: pl.DataFrame) -> bytes:
     return buf.getvalue()
 
 
-def _csv_bytes(frame: pl.DataFrame) -> bytes:
-    return frame.write_csv(None, null_value="", line_terminator="\n", include_header=True).encode("utf-8")
+def csv_chunks(frame: pl.DataFrame, rows: int = CSV_CHUNK_ROWS) -> Iterator[bytes]:
+    """The CSV file of ``frame`` in pieces of ``rows`` rows, the header in the first: the same
+    bytes as one ``write_csv`` (each value is rendered on its own), without ever holding a large
+    table's whole text, once as ``str`` and once encoded, in memory."""
+    for start in range(0, max(frame.height, 1), rows):
+        piece = frame.slice(start, rows).write_csv(None, null_value="", line_terminator="\n", include_header=start == 0)
+        yield piece.encode("utf-8")
 
 
-def _report_contents(report: Report) -> dict[str, Callable[[], bytes]]:
-    """Each file's bytes, rendered lazily (one table in memory at a time)."""
-    contents: dict[str, Callable[[], bytes]] = {}
+def _report_contents(report: Report) -> dict[str, Callable[[], bytes | Iterable[bytes]]]:
+    """Each file's bytes, rendered lazily (one table in memory at a time; a CSV file a piece at a time)."""
+    contents: dict[str, Callable[[], bytes | Iterable[bytes]]] = {}
     for name in TABLE_NAMES:
         frame = report.tables[name]
         contents[f"{name}.parquet"] = lambda frame=frame: _parquet_bytes(frame)
-        contents[f"{name}.csv"] = lambda frame=frame: _csv_bytes(frame)
+        contents[f"{name}.csv"] = lambda frame=frame: csv_chunks(frame, CSV_CHUNK_ROWS)
     contents[SUMMARY_FILE] = lambda: render_json(report)
     return contents
 
@@ -126,13 +132,14 @@ def _abort(undo: list[Callable[[], None]]) -> None:
             action()
 
 
-def _write_file(path: str, data: bytes) -> None:
+def _write_file(path: str, data: bytes | Iterable[bytes]) -> None:
     _step("write", path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for piece in (data,) if isinstance(data, bytes) else data:
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -226,8 +233,8 @@ def _check_target(out: str, shown: str, names: list[str]) -> None:
             raise OutputError(shown, f"{name} exists and is a directory")
 
 
-def commit_files(out_dir: str | Path, contents: Mapping[str, Callable[[], bytes]]) -> None:
-    """Make ``contents`` (name → its bytes) the files of ``out_dir``, in one switch (module docstring).
+def commit_files(out_dir: str | Path, contents: Mapping[str, Callable[[], bytes | Iterable[bytes]]]) -> None:
+    """Make ``contents`` (name → its bytes, or its pieces in order) the files of ``out_dir``, in one switch (module docstring).
 
     Names already in the current generation and not in ``contents`` are kept. Raises
     :class:`~gangsim.errors.OutputError` (exit 2) for every ``OSError``, with DIR as it was.
@@ -260,7 +267,7 @@ def commit_files(out_dir: str | Path, contents: Mapping[str, Callable[[], bytes]
         raise OutputError.from_os_error(shown, exc) from exc
 
 
-def _commit_locked(out: str, contents: Mapping[str, Callable[[], bytes]], undo: list[Callable[[], None]]) -> None:
+def _commit_locked(out: str, contents: Mapping[str, Callable[[], bytes | Iterable[bytes]]], undo: list[Callable[[], None]]) -> None:
     meta = os.path.join(out, META_DIR)
     if not os.path.isdir(meta):
         _step("mkdir", meta)

@@ -26,7 +26,8 @@ from gangsim.load.events import Collected, RawEvent, collect, trace_header, trac
 from gangsim.load.fields import dig
 from gangsim.load.meta import API_VERSIONS, raw_key
 from gangsim.load.priority import Priorities
-from gangsim.load.trace import Replay, add_priority_class, config_document, config_documents, decode_create, is_priority_class_create, name_generated, single_config
+from gangsim.load.creates import add_priority_class, decode_create, finish_creates, is_priority_class_create
+from gangsim.load.trace import Replay, config_document, config_documents, single_config
 from gangsim.validate.findings import Findings
 
 _DOC_START = re.compile(r"^---(?:[ \t]|$)")
@@ -264,9 +265,7 @@ class StepwiseLoader:
             out.append(ev)
             if removal is not None:
                 out.append(removal)
-        out.sort(key=lambda e: (e.at_ms, e.order, e.seq))
-        name_generated(out)
-        return out
+        return finish_creates(out)
 
     def _loader_notes(self, trace: Trace) -> None:
         """What the loader ignored (``Trace.warnings``), as warnings located at their object."""
