@@ -79,6 +79,9 @@ class FastPath:
     signature_cache: bool = True  # KEP-5598: Filter codes and raw scores per pod signature
     windowed_search: bool = True  # search only the rows that can hold the wanted feasible nodes (needs signature_cache)
     doomed_pass: bool = True  # decide a failing single-shape PodGroup pass from counts (needs signature_cache)
+    # a PodGroup attempt whose pods each fail again with their last message is recorded once for
+    # the group (the event log's FailureStreak), not pod by pod
+    repeat_failures: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +111,10 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window and
         the doomed pass read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(False, False, False, False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, repeat_failures=False)
         f = self.fast_path
         if not f.signature_cache:
-            return FastPath(f.static_filter_cache, False, False, False)
+            return replace(f, windowed_search=False, doomed_pass=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

@@ -48,6 +48,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-signature-cache": {"fast_path.signature_cache": False},
     "no-windowed-search": {"fast_path.windowed_search": False},
     "no-doomed-pass": {"fast_path.doomed_pass": False},
+    "no-repeat-failures": {"fast_path.repeat_failures": False},
 }
 
 

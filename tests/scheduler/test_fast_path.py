@@ -24,6 +24,7 @@ SWITCHES = {
     "no-signature-cache": {"fast_path": FastPath(signature_cache=False)},
     "no-windowed-search": {"fast_path": FastPath(windowed_search=False)},
     "no-doomed-pass": {"fast_path": FastPath(doomed_pass=False)},
+    "no-repeat-failures": {"fast_path": FastPath(repeat_failures=False)},
     "reference": {"opportunistic_batching": False},
 }
 
@@ -62,8 +63,9 @@ def test_every_switch_reaches_the_framework():
     assert off.signatures is None and not off.fast_path.windowed_search and not off.fast_path.doomed_pass  # both read it
     assert not framework(**SWITCHES["no-windowed-search"]).fast_path.windowed_search
     assert not framework(**SWITCHES["no-doomed-pass"]).fast_path.doomed_pass
+    assert on.fast_path.repeat_failures and not framework(**SWITCHES["no-repeat-failures"]).fast_path.repeat_failures
     ref = framework(**SWITCHES["reference"])
-    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False)
+    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False)
 
 
 def test_filter_work_per_pod_does_not_grow_with_the_cluster():
