@@ -291,6 +291,7 @@ class EventLog:
         streak.last_ms = t_ms
         streak.repeats += 1
         self.count("events_aggregated", len(streak.objs))
+        self.count("failures_repeated")  # a work counter, not in reports: attempts recorded this way
 
     def settle(self, streak: FailureStreak) -> None:
         """Write the streak's repeats onto its objects (as ``event`` and the attempt counts would

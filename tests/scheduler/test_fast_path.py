@@ -167,7 +167,7 @@ def _log_facts(log) -> tuple:
         list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
         list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
         log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes"))},
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "failures_repeated"))},
     )  # fmt: skip
 
 
@@ -192,3 +192,5 @@ def test_doomed_passes_decided_from_counts_match_the_pod_by_pod_pass(nodes, gang
     with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
     pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True, config=NO_BACKOFF.with_changes(fast_path=FastPath(doomed_pass=False))))
     assert with_counts == pod_by_pod
+    # and with each failed attempt recorded pod by pod (``FastPath.repeat_failures`` off)
+    assert with_counts == _log_facts(replay(trace, "gang", config=NO_BACKOFF.with_changes(fast_path=FastPath(repeat_failures=False))))
