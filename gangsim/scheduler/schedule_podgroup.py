@@ -55,6 +55,21 @@ def pod_order(pods: list[PodInfo]) -> list[PodInfo]:
     return sorted(pods, key=lambda p: (-p.priority, first[p.signature or ("unsignable", p.uid)], p.created_ms, p.name))
 
 
+def group_pod_order(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> list[PodInfo]:
+    """``pod_order`` of the group's queued pods; with ``FastPath.repeat_failures`` kept for the
+    group while they are the same pods with the same specs (an update replaces the spec, and the
+    order reads nothing else that can change), as a stuck gang retries."""
+    if not fw.fast_path.repeat_failures:
+        return pod_order(pods)
+    key = (tuple(pods), tuple([p.spec for p in pods]))
+    memo = st.order_memo
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    ordered = pod_order(pods)
+    st.order_memo = (key, ordered)
+    return ordered
+
+
 def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     """§1.5 (``validatePodGroup``): each pod, queued ones first then the scheduled ones, must have
     the first queued pod's scheduler name, the group's priority and its preemption policy (the
@@ -151,7 +166,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Group
                 fw.doomed_passes += 1
                 result = GroupResult(verdict, evaluated=plan.evaluated)
                 if plan.evaluated > plan.placed:  # the first pod that fails and its pruned twins
-                    ordered = pod_order(pods)
+                    ordered = group_pod_order(fw, st, pods)
                     message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
                     result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
                 return result
@@ -160,7 +175,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> Group
     num_nodes = snapshot.nodes.num_nodes
     scheduled, remaining = scheduled0, len(pods)
     try:
-        for pod in pod_order(pods):
+        for pod in group_pod_order(fw, st, pods):
             result.evaluated += 1
             row = NO_NODE
             pruned = failed_signatures.get(pod.signature) if pod.signature else None

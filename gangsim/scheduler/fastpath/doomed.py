@@ -16,10 +16,14 @@ from typing import Protocol
 
 import numpy as np
 
+from gangsim.api.config import FastPath
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.framework.handle import Nominator, SnapshotView
 from gangsim.scheduler.framework.interface import FilterPlugin
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo
+
+
+CAPACITY_CAP = 1 << 40  # pods one node can take, at most (a sum over 2^20 rows stays in int64)
 
 
 class Runner(Protocol):
@@ -29,6 +33,7 @@ class Runner(Protocol):
     signatures: SignatureCache | None
     dynamic_filters: list[FilterPlugin]
     counts_capacity: bool  # every dynamic filter is a CapacityPlugin
+    fast_path: FastPath
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int: ...
 
@@ -49,7 +54,11 @@ def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> tuple[np.ndarray, n
 
     Exact because, with no pod affinity and no nominated pods in play, a node's feasibility is
     its signature's Filter code, and each pod placed on a feasible node lowers the number of such
-    pods that node can still take by exactly one (``CapacityPlugin``), whatever the order."""
+    pods that node can still take by exactly one (``CapacityPlugin``), whatever the order.
+
+    With ``FastPath.repeat_failures`` the counts are kept on the signature's entry for the node
+    table's generation (any change to any node bumps it): the groups of one shape that retry
+    after a release, one after another, all fail on the same table."""
     if fw.rng is not None or fw.signatures is None:
         return None  # seeded host choices would draw from the RNG during the real pass
     if pod.nominated_row != NO_NODE or fw.nominator.rows():
@@ -62,15 +71,25 @@ def capacity_below(fw: Runner, pod: PodInfo, enough: int) -> tuple[np.ndarray, n
     order = fw.snapshot.nodes.order
     if not len(order) or len(order) - entry.n_failed >= enough:
         return None  # (n_failed never undercounts: at least that many feasible nodes)
-    rows = order[entry.codes[order] == 0]
+    generation = fw.snapshot.nodes.generation
+    memo = entry.capacity if fw.fast_path.repeat_failures else None
+    if memo is not None and memo[0] == generation:
+        rows, per_row = memo[1], memo[2]
+    else:
+        rows = order[entry.codes[order] == 0]
+        per_row = None
     if len(rows) >= enough or len(rows) > fw.num_feasible_nodes_to_find(len(order)):
         return None  # (every feasible node takes at least one pod)
-    per_row = np.full(len(rows), enough, dtype=np.int64)
-    for p in fw.dynamic_filters:
-        c = p.capacity(pod, rows)  # type: ignore[attr-defined]
-        if c is None:
-            return None
-        np.minimum(per_row, c, out=per_row)
+    if per_row is None:
+        # capped by ``CAPACITY_CAP`` rather than ``enough``: the counts are returned only when
+        # their sum is below ``enough``, where the two caps do not differ
+        per_row = np.full(len(rows), CAPACITY_CAP, dtype=np.int64)
+        for p in fw.dynamic_filters:
+            c = p.capacity(pod, rows)  # type: ignore[attr-defined]
+            if c is None:
+                return None
+            np.minimum(per_row, c, out=per_row)
+        entry.capacity = (generation, rows, per_row)
     return (rows, per_row) if int(per_row.sum()) < enough else None
 
 

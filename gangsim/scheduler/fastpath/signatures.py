@@ -35,7 +35,7 @@ class Runner(Protocol):
 class SignatureEntry:
     """Per-row Filter codes and raw scores of one pod signature, as of node-table ``generation``."""
 
-    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch", "n_failed")
+    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch", "n_failed", "capacity")
 
     def __init__(self) -> None:
         self.n_failed = 0  # live rows whose Filter code is not Success
@@ -47,6 +47,8 @@ class SignatureEntry:
         self.codes = np.zeros(0, dtype=np.int8)
         self.plugin = np.zeros(0, dtype=np.int8)
         self.raw: list[np.ndarray | None] = []
+        # ``doomed.capacity_below``'s counts for the node table's generation: (generation, rows, per row)
+        self.capacity: tuple[int, np.ndarray, np.ndarray] | None = None
 
 
 class SignatureCache:

@@ -184,6 +184,7 @@ class PodGroupState:
     condition: Condition | None = None
     attempts: int = 0
     failures: object = None  # ClusterAPI.failures_recorded's token of the last failed attempt
+    order_memo: tuple | None = None  # ((pods, their specs), pod_order) of the last attempt
 
     def scheduled_count(self) -> int:
         """Members assumed (waiting at Permit) or bound."""
