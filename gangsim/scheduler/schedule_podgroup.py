@@ -308,10 +308,11 @@ def finish(
         st.failures = h.cluster.failures_recorded(pending, messages) if outcome is CycleOutcome.UNSCHEDULABLE and nominations is None else None
     set_condition(h, st, outcome, group_message)
     h.cluster.attempt_finished(st.key, bound=outcome is CycleOutcome.SCHEDULED)
-    if not [p for p in e.pods if p.phase is PodPhase.PENDING]:
+    if not pending:
         h.queue.done(e)
         if st.entity is e:
             st.entity = None
+        st.failures = st.order_memo = None  # nothing left to repeat: let the memos go
         return
     # AddAttemptedPodGroupIfNeeded: straight back to backoffQ/activeQ, never the unschedulable pool
     if outcome is CycleOutcome.ERROR:
