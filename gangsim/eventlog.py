@@ -138,6 +138,27 @@ class VictimRecord:
     ended_ms: int | None = None
 
 
+@dataclass(slots=True, eq=False)
+class FailureStreak:
+    """Attempts that failed each of ``objs`` again with the message of its last failure, word for
+    word (a stuck gang retried on a cluster that changed elsewhere). Such an event is aggregated
+    away (``EventLog.event``) and changes nothing but the time of the object's last failure (the
+    similar-events window) and, in ``records``, its attempt count: a streak keeps these once for
+    all its objects and ``EventLog.settle`` writes them onto each object when anything else
+    happens to one of them, and at the end of the replay."""
+
+    kind: str
+    reason: str
+    objs: tuple[str, ...]
+    messages: tuple[str, ...]
+    records: tuple[PodRecord | None, ...]
+    opened_ms: int  # the failure the repeats repeat
+    repeats: int = 0
+    last_ms: int = 0
+    max_gap_ms: int = 0  # the longest time between two consecutive failures of the streak
+    live: bool = True
+
+
 @dataclass(slots=True)
 class RunInfo:
     trace: str = ""
@@ -180,6 +201,7 @@ class EventLog:
     # None once they were combined]: kept small, one per pending pod
     _similar: dict[tuple[str, str, str], list] = field(default_factory=dict)
     _values: tuple = ()  # the timeline's value columns, in ``timeline``'s argument order
+    _streak_of: dict[tuple[str, str], FailureStreak] = field(default_factory=dict)  # (kind, object) -> its live streak
 
     def __post_init__(self) -> None:
         self._values = (
@@ -206,6 +228,10 @@ class EventLog:
         return replace(self, info=replace(self.info, horizon_ms=window_ms))
 
     def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
+        if self._streak_of and (reason in _AGGREGATED or reason == EventReason.SCHEDULED):
+            streak = self._streak_of.get((kind, obj))
+            if streak is not None:
+                self.settle(streak)
         if reason in _AGGREGATED:
             # like the Kubernetes event recorder, a failure repeated word for word is one event
             # (attempts are still counted in pods.scheduling_attempts)
@@ -244,6 +270,56 @@ class EventLog:
             return message
         similar[1] = None
         return COMBINED_PREFIX + message
+
+    def open_streak(self, t_ms: int, kind: str, reason: str, objs: tuple[str, ...], messages: tuple[str, ...], records: tuple[PodRecord | None, ...]) -> FailureStreak:
+        """Right after ``event`` recorded (or aggregated) ``reason`` with ``messages[i]`` for each
+        ``objs[i]`` at ``t_ms``: a streak their repeats can be counted in (``fail_again``)."""
+        streak = FailureStreak(kind, reason, objs, messages, records, t_ms)
+        streak_of = self._streak_of
+        for obj in objs:
+            old = streak_of.get((kind, obj))
+            if old is not None:
+                self.settle(old)
+            streak_of[(kind, obj)] = streak
+        return streak
+
+    def fail_again(self, streak: FailureStreak, t_ms: int) -> None:
+        """Every object of the live ``streak`` failed again at ``t_ms`` with its last message:
+        what ``event`` would do for each (aggregate it away) and one attempt more, in O(1)."""
+        assert streak.live
+        streak.max_gap_ms = max(streak.max_gap_ms, t_ms - (streak.last_ms if streak.repeats else streak.opened_ms))
+        streak.last_ms = t_ms
+        streak.repeats += 1
+        self.count("events_aggregated", len(streak.objs))
+        self.count("failures_repeated")  # a work counter, not in reports: attempts recorded this way
+
+    def settle(self, streak: FailureStreak) -> None:
+        """Write the streak's repeats onto its objects (as ``event`` and the attempt counts would
+        have, one repeat at a time) and end it."""
+        if not streak.live:
+            return
+        streak.live = False
+        kind = streak.kind
+        for obj in streak.objs:
+            if self._streak_of.get((kind, obj)) is streak:
+                del self._streak_of[(kind, obj)]
+        if not streak.repeats:
+            return
+        for obj, message, record in zip(streak.objs, streak.messages, streak.records):
+            if record is not None:
+                record.scheduling_attempts += streak.repeats
+            similar = self._similar[(kind, obj, streak.reason)]
+            # ``_combine_similar`` on a repeated message: a gap past the interval (the first one
+            # from ``opened_ms``, the time ``similar`` held when the streak opened) restarts the
+            # object's distinct messages with this one; otherwise only the time moves
+            if streak.max_gap_ms > SIMILAR_EVENTS_INTERVAL_MS:
+                similar[1] = (message,)
+            similar[0] = streak.last_ms
+
+    def settle_all(self) -> None:
+        """End every live streak (before the log is read)."""
+        for streak in list(self._streak_of.values()):
+            self.settle(streak)
 
     def timeline(self, t_ms: int, total: int, allocated: int, busy: int, pending: int, pending_gpu: int, milli_allocated: int = 0, milli_busy: int = 0) -> None:
         """Record the GPU state from ``t_ms`` on; a later sample at the same instant replaces it."""

@@ -192,6 +192,12 @@ class FakeClusterAPI:
     def gated(self, pod: PodInfo, message: str) -> None:
         self.calls.append(("gated", pod.key, message))
 
+    def failures_recorded(self, pods: tuple[PodInfo, ...], messages: tuple[str, ...]) -> None:
+        return None  # every attempt is recorded pod by pod in ``calls``
+
+    def failed_again(self, token: object, pods: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
+        return False
+
 
 def make_cluster(profiles: tuple[str, ...] = ("default-scheduler",)) -> tuple[Engine, EventLog, Cluster, FakeInformer]:
     """A real Cluster (engine, log, kubelets, job model) whose scheduler is a ``FakeInformer``."""

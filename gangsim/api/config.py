@@ -83,6 +83,9 @@ class FastPath:
     # placement's rows, and placements decided from per-domain counts (needs signature_cache)
     placement_passes: bool = True
     repeated_failure: bool = True  # a pod like one that failed on the unchanged cluster gets its diagnosis (needs signature_cache)
+    # a PodGroup attempt whose pods each fail again with their last message is recorded once for
+    # the group (the event log's FailureStreak), not pod by pod
+    failure_streaks: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +119,10 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(False, False, False, False, False, False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False)
         f = self.fast_path
         if not f.signature_cache:
-            return FastPath(f.static_filter_cache, False, False, False, False, False)
+            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

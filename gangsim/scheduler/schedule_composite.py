@@ -228,7 +228,7 @@ def schedule_composite(h: SchedulerHandle, e: QueuedEntity, root: PodGroupState)
     if message:
         status = Status(Code.ERROR, (message,))
         for leaf, le in entities:
-            finish(h, le, leaf, CycleOutcome.ERROR, status, started)
+            finish(h, le, leaf, pods[leaf.key], CycleOutcome.ERROR, status, started)
         _set_composite_conditions(h, tree, root, {st.key: status for st in [root, *_composites_under(tree, root)]})
         return
     fw = h.framework_for(every[0].spec.scheduler_name)
@@ -245,13 +245,13 @@ def schedule_composite(h: SchedulerHandle, e: QueuedEntity, root: PodGroupState)
                 h.snapshot.assign(pod, row)
                 le.pods.remove(pod)
                 bind(h, None, pod, row)
-            finish(h, le, leaf, CycleOutcome.SCHEDULED, None, started, result=result)
+            finish(h, le, leaf, pods[leaf.key], CycleOutcome.SCHEDULED, None, started, result=result)
             continue
         if status is None:  # the root failed although this branch succeeded
             status = effective[root.key]
         assert status is not None
         outcome = CycleOutcome.ERROR if status.code == Code.ERROR else CycleOutcome.UNSCHEDULABLE
-        finish(h, le, leaf, outcome, Status(Code.UNSCHEDULABLE if outcome is CycleOutcome.UNSCHEDULABLE else Code.ERROR, status.reasons, status.plugin), started, result=result)
+        finish(h, le, leaf, pods[leaf.key], outcome, Status(Code.UNSCHEDULABLE if outcome is CycleOutcome.UNSCHEDULABLE else Code.ERROR, status.reasons, status.plugin), started, result=result)
     _set_composite_conditions(h, tree, root, effective)
 
 

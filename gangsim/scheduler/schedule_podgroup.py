@@ -55,6 +55,21 @@ def pod_order(pods: list[PodInfo]) -> list[PodInfo]:
     return sorted(pods, key=lambda p: (-p.priority, first[p.signature or ("unsignable", p.uid)], p.created_ms, p.name))
 
 
+def group_pod_order(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> list[PodInfo]:
+    """``pod_order`` of the group's queued pods; with ``FastPath.failure_streaks`` kept for the
+    group while they are the same pods with the same specs (an update replaces the spec, and the
+    order reads nothing else that can change), as a stuck gang retries."""
+    if not fw.fast_path.failure_streaks:
+        return pod_order(pods)
+    key = (tuple(pods), tuple([p.spec for p in pods]))
+    memo = st.order_memo
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    ordered = pod_order(pods)
+    st.order_memo = (key, ordered)
+    return ordered
+
+
 def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     """§1.5 (``validatePodGroup``): each pod, queued ones first then the scheduled ones, must have
     the first queued pod's scheduler name, the group's priority and its preemption policy (the
@@ -159,7 +174,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
                 fw.doomed_passes += 1
                 result = GroupResult(verdict, evaluated=plan.evaluated)
                 if plan.evaluated > plan.placed and (messages or verdict is None):  # the first pod that fails and its pruned twins
-                    ordered = pod_order(pods)
+                    ordered = group_pod_order(fw, st, pods)
                     message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
                     result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
                 return result
@@ -172,7 +187,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
     num_nodes = snapshot.nodes.num_nodes
     scheduled, remaining = scheduled0, len(pods)
     try:
-        for pod in pod_order(pods):
+        for pod in group_pod_order(fw, st, pods):
             result.evaluated += 1
             row = NO_NODE
             pruned = failed_signatures.get(pod.signature) if pod.signature else None
@@ -233,8 +248,8 @@ def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> lis
         e.initial_attempt_ms = h.cluster.now
     e.last_attempt_generation = h.generation
     h.cluster.group_attempted(st.key)
-    for p in pods:
-        h.cluster.attempted(p)
+    # (each pod's own ``attempted`` is told in ``finish``, once the outcome says whether the
+    # attempt only repeats the last one; nothing in between reads it)
     return pods
 
 
@@ -246,7 +261,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
 
     message = validate(h, st, pods)
     if message:
-        finish(h, e, st, CycleOutcome.ERROR, Status(Code.ERROR, (message,)), started)
+        finish(h, e, st, pods, CycleOutcome.ERROR, Status(Code.ERROR, (message,)), started)
         return
     fw = h.framework_for(pods[0].spec.scheduler_name)
     assert fw is not None  # validate checked the profile
@@ -264,13 +279,13 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
         partial = partial_success_preemption(h, fw, st, pods, result, scheduled0)
         if partial is not None:
             # KEP-4671 PartialSuccess: preemption that places more pods won over binding
-            finish(h, e, st, CycleOutcome.WAITING_ON_PREEMPTION, Status(Code.UNSCHEDULABLE, (PARTIAL_SUCCESS,)), started, result=result, nominations=partial)
+            finish(h, e, st, pods, CycleOutcome.WAITING_ON_PREEMPTION, Status(Code.UNSCHEDULABLE, (PARTIAL_SUCCESS,)), started, result=result, nominations=partial)
             return
         for pod, row in result.placed:  # §8.5 path 1: bind every pod that found a node
             h.snapshot.assign(pod, row)
             e.pods.remove(pod)
             bind(h, None, pod, row)
-        finish(h, e, st, CycleOutcome.SCHEDULED, None, started, result=result)
+        finish(h, e, st, pods, CycleOutcome.SCHEDULED, None, started, result=result)
         return
     # §8.1 step 6: PodGroupPostFilter (workload-aware preemption)
     outcome, nominations = CycleOutcome.UNSCHEDULABLE, None
@@ -280,7 +295,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
         if r.status.code == Code.SUCCESS:
             outcome, nominations = CycleOutcome.WAITING_ON_PREEMPTION, r.nominations
     code = Code.UNSCHEDULABLE if outcome is CycleOutcome.WAITING_ON_PREEMPTION else status.code
-    finish(h, e, st, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations)
+    finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations)
 
 
 def partial_success_preemption(h: SchedulerHandle, fw: Framework, st: PodGroupState, pods: list[PodInfo], result: GroupResult, scheduled0: int) -> dict[int, int] | None:
@@ -301,6 +316,7 @@ def finish(
     h: SchedulerHandle,
     e: QueuedEntity,
     st: PodGroupState,
+    attempted: list[PodInfo],
     outcome: CycleOutcome,
     status: Status | None,
     started: float,
@@ -308,33 +324,32 @@ def finish(
     result: GroupResult | None = None,
     nominations: dict[int, int] | None = None,
 ) -> None:
-    """Failure handling of every pod still queued, the condition, metrics and the requeue."""
+    """Failure handling of every pod still queued, the condition, metrics and the requeue;
+    ``attempted``: the pods the attempt was for."""
     log = h.log
     now = h.cluster.now
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
     log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
     group_message = status.message if status is not None else ""
-    for pod in list(e.pods):
-        if pod.phase is not PodPhase.PENDING:
-            continue
-        # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on its
-        # own carries its own FitError whatever the group's outcome (unless the group errored);
-        # placed and never-evaluated pods carry the group's status
-        if outcome is CycleOutcome.ERROR or result is None:
-            message = group_message
-        else:
-            message = result.failed.get(pod.uid, group_message or NO_PODS_SCHEDULABLE)
-        target = nominations.get(pod.uid, NO_NODE) if nominations is not None else NO_NODE
-        if h.nominator.nominate(pod, target):
-            h.bump()
-        log.event(now, "Pod", pod.key, "", EventReason.FAILED_SCHEDULING, message)
-        h.cluster.scheduling_failed(pod, message)
+    pending = tuple(p for p in e.pods if p.phase is PodPhase.PENDING)
+    # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on its
+    # own carries its own FitError whatever the group's outcome (unless the group errored);
+    # placed and never-evaluated pods carry the group's status
+    if outcome is CycleOutcome.ERROR or result is None:
+        messages = (group_message,) * len(pending)
+    else:
+        failed, default = result.failed, group_message or NO_PODS_SCHEDULABLE
+        messages = tuple(failed.get(p.uid, default) for p in pending)
+    if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations):
+        record_failures(h, attempted, pending, messages, nominations)
+        st.failures = h.cluster.failures_recorded(pending, messages) if outcome is CycleOutcome.UNSCHEDULABLE and nominations is None else None
     set_condition(h, st, outcome, group_message)
     h.cluster.attempt_finished(st.key, bound=outcome is CycleOutcome.SCHEDULED)
-    if not [p for p in e.pods if p.phase is PodPhase.PENDING]:
+    if not pending:
         h.queue.done(e)
         if st.entity is e:
             st.entity = None
+        st.failures = st.order_memo = None  # nothing left to repeat: let the memos go
         return
     # AddAttemptedPodGroupIfNeeded: straight back to backoffQ/activeQ, never the unschedulable pool
     if outcome is CycleOutcome.ERROR:
@@ -351,6 +366,43 @@ def finish(
     if h.config.requeue_leftovers_with_old_timestamp and outcome is CycleOutcome.SCHEDULED:
         e.timestamp_ms = old_timestamp  # KEP variant: leftovers keep their place in the queue
         h.queue.reposition(e)
+
+
+def repeats_last_failure(
+    h: SchedulerHandle,
+    st: PodGroupState,
+    attempted: list[PodInfo],
+    pending: tuple[PodInfo, ...],
+    messages: tuple[str, ...],
+    outcome: CycleOutcome,
+    nominations: dict[int, int] | None,
+) -> bool:
+    """Fast path (``FastPath.failure_streaks``): the attempt failed the same pods as the group's
+    last failed attempt, each with the same message, nominating none: the cluster records it
+    once for the group when that is exact (``ClusterAPI.failed_again``; True: recorded). Then the per-pod path
+    would change no pod's nomination (all cleared by the last attempt; the doomed pass and the
+    pass pod by pod leave them alone), log only aggregated events and rewrite the same reasons."""
+    if st.failures is None or outcome is not CycleOutcome.UNSCHEDULABLE or nominations is not None:
+        return False
+    if not h.config.effective_fast_path.failure_streaks or len(attempted) != len(pending):
+        return False
+    if any(p.nominated_row != NO_NODE for p in pending):
+        return False
+    return h.cluster.failed_again(st.failures, pending, messages)
+
+
+def record_failures(h: SchedulerHandle, attempted: list[PodInfo], pending: tuple[PodInfo, ...], messages: tuple[str, ...], nominations: dict[int, int] | None) -> None:
+    """The reference path: each attempted pod's attempt, then for each pod still pending its
+    nomination, its FailedScheduling event and its waiting reason."""
+    now = h.cluster.now
+    for p in attempted:
+        h.cluster.attempted(p)
+    for pod, message in zip(pending, messages):
+        target = nominations.get(pod.uid, NO_NODE) if nominations is not None else NO_NODE
+        if h.nominator.nominate(pod, target):
+            h.bump()
+        h.log.event(now, "Pod", pod.key, "", EventReason.FAILED_SCHEDULING, message)
+        h.cluster.scheduling_failed(pod, message)
 
 
 def set_condition(h: SchedulerHandle, st: PodGroupState, outcome: CycleOutcome, message: str, kind: str = "PodGroup") -> None:

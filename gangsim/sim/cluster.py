@@ -15,7 +15,7 @@ from enum import Enum
 from gangsim.api.devices import GPU, format_ids, gpu_milli, requested_milli, share_per_device
 from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
 from gangsim.api.trace import Op, TraceEvent
-from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, PodRecord, VictimRecord
+from gangsim.eventlog import EndReason, EventLog, EventReason, FailureStreak, GangState, PodRecord, VictimRecord
 from gangsim.scheduler.framework.handle import Timer, Victim
 from gangsim.scheduler.framework.types import PodInfo
 from gangsim.scheduler.informer import Informer
@@ -57,6 +57,14 @@ class SimPod:
     @property
     def requests(self) -> dict[str, int]:
         return self.pod.spec.requests
+
+
+@dataclass(slots=True, eq=False)
+class FailureRun:
+    """Pods that failed together, and the event log's streak of their repeats."""
+
+    infos: tuple[PodInfo, ...]
+    streak: FailureStreak
 
 
 class Cluster:
@@ -158,6 +166,26 @@ class Cluster:
         if sp is not None:
             sp.record.waiting_reason = message
         self.attempt_finished(info.key, bound=False)
+
+    def failures_recorded(self, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> FailureRun:
+        """Each of ``infos`` was just attempted and failed with its ``messages[i]`` (``attempted``,
+        a FailedScheduling event, ``scheduling_failed``): the run ``failed_again`` counts repeats in."""
+        by_uid = self.by_uid
+        records = tuple(sp.record if (sp := by_uid.get(i.uid)) is not None else None for i in infos)
+        streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, records)
+        return FailureRun(infos, streak)
+
+    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
+        """Record an attempt of ``infos`` that failed each again with its message of ``run``, when
+        nothing else happened to them since (the event log's streak is live) and no preemption
+        waits on their attempts: what ``attempted``, the aggregated event and ``scheduling_failed``
+        would record for each, in O(1). False (nothing recorded) otherwise."""
+        if run is None or not run.streak.live or run.streak.messages != messages or run.infos != infos:
+            return False
+        if not self.in_vain.idle_for(run.streak.objs):
+            return False
+        self.log.fail_again(run.streak, self.now)
+        return True
 
     def bind(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]
@@ -553,3 +581,4 @@ class Cluster:
             if g.record.state == GangState.RUNNING and not g.progressing:
                 g.record.state = GangState.STALLED
         self.in_vain.finish()
+        self.log.settle_all()

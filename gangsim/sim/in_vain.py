@@ -44,6 +44,10 @@ class InVainTracker:
             if d.armed:
                 d.attempting = True
 
+    def idle_for(self, refs: tuple[str, ...]) -> bool:
+        """No open decision has any of ``refs`` as its preemptor: their attempts change nothing here."""
+        return self._decisions.keys().isdisjoint(refs)
+
     def attempt_finished(self, ref: str, *, bound: bool) -> None:
         open_ = self._decisions.get(ref)
         if not open_:

@@ -52,6 +52,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-doomed-pass": {"fast_path.doomed_pass": False},
     "no-placement-passes": {"fast_path.placement_passes": False},  # gang+tas: the placement loop's passes on the reference path
     "no-repeated-failure": {"fast_path.repeated_failure": False},
+    "no-failure-streaks": {"fast_path.failure_streaks": False},
 }
 
 

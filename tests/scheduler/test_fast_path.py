@@ -25,6 +25,7 @@ SWITCHES = {
     "no-windowed-search": {"fast_path": FastPath(windowed_search=False)},
     "no-doomed-pass": {"fast_path": FastPath(doomed_pass=False)},
     "no-repeated-failure": {"fast_path": FastPath(repeated_failure=False)},
+    "no-failure-streaks": {"fast_path": FastPath(failure_streaks=False)},
     "reference": {"opportunistic_batching": False},
 }
 
@@ -65,8 +66,9 @@ def test_every_switch_reaches_the_framework():
     assert not framework(**SWITCHES["no-doomed-pass"]).fast_path.doomed_pass
     assert on.repeated_failures is not None and framework(**SWITCHES["no-repeated-failure"]).repeated_failures is None
     assert off.repeated_failures is None  # it reads the signature cache
+    assert on.fast_path.failure_streaks and not framework(**SWITCHES["no-failure-streaks"]).fast_path.failure_streaks
     ref = framework(**SWITCHES["reference"])
-    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False, False)
+    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False, False, False)
 
 
 def test_filter_work_per_pod_does_not_grow_with_the_cluster():
@@ -168,7 +170,7 @@ def _log_facts(log) -> tuple:
         list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
         list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
         log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "repeated_failures"))},
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "repeated_failures", "failures_repeated"))},
     )  # fmt: skip
 
 
@@ -193,6 +195,8 @@ def test_doomed_passes_decided_from_counts_match_the_pod_by_pod_pass(nodes, gang
     with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
     pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True, config=NO_BACKOFF.with_changes(fast_path=FastPath(doomed_pass=False))))
     assert with_counts == pod_by_pod
+    # and with each failed attempt recorded pod by pod (``FastPath.failure_streaks`` off)
+    assert with_counts == _log_facts(replay(trace, "gang", config=NO_BACKOFF.with_changes(fast_path=FastPath(failure_streaks=False))))
 
 
 # ---- pod on rigid jobs: a failed pass repeated on the unchanged cluster (fastpath.repeat) ------------

@@ -152,6 +152,14 @@ class ClusterAPI(Protocol):
     def gated(self, pod: "PodInfo", message: str) -> None:
         """The pod is held at PreEnqueue with ``message``."""
 
+    def failures_recorded(self, pods: tuple["PodInfo", ...], messages: tuple[str, ...]) -> object:
+        """Each of ``pods`` was just attempted and failed with ``messages[i]`` (``attempted``, a
+        FailedScheduling event, ``scheduling_failed``); returns a token for ``failed_again``."""
+
+    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...]) -> bool:
+        """Record an attempt in which each of ``pods`` failed again with its message at ``token``
+        as those three calls per pod would, in O(1), when that is exact; False: nothing recorded."""
+
 
 @dataclass(frozen=True, slots=True)
 class Victim:

@@ -183,6 +183,8 @@ class PodGroupState:
     entity: QueuedEntity | None = None  # gang policy: the group's queue entity
     condition: Condition | None = None
     attempts: int = 0
+    failures: object = None  # ClusterAPI.failures_recorded's token of the last failed attempt
+    order_memo: tuple | None = None  # ((pods, their specs), pod_order) of the last attempt
 
     def scheduled_count(self) -> int:
         """Members assumed (waiting at Permit) or bound."""
