@@ -404,8 +404,26 @@ class Workload:
         return f"{self.namespace}/{self.name}"
 
 
+class _Group:
+    """What a PodGroup and a CompositePodGroup share: the object key and the group's priority."""
+
+    __slots__ = ()
+    namespace: str
+    name: str
+    policy: PodGroupPolicy
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def priority(self) -> int:
+        """``util.PodGroupPriority``: nil is treated as 0 (a CompositePodGroup's alike)."""
+        return self.policy.priority or 0
+
+
 @dataclass(frozen=True, slots=True)
-class PodGroup:
+class PodGroup(_Group):
     namespace: str
     name: str
     policy: PodGroupPolicy
@@ -414,18 +432,9 @@ class PodGroup:
     source: Source = NO_SOURCE
     parent: str | None = None  # spec.parentCompositePodGroupName (v1alpha3, gate CompositePodGroup)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def priority(self) -> int:
-        """``util.PodGroupPriority``: nil is treated as 0."""
-        return self.policy.priority or 0
-
 
 @dataclass(frozen=True, slots=True)
-class CompositePodGroup:
+class CompositePodGroup(_Group):
     """``scheduling.k8s.io/v1alpha3`` CompositePodGroup (KEP-6012, SEMANTICS §9): a group of
     PodGroups and CompositePodGroups naming it in ``parentCompositePodGroupName``. ``policy``
     reuses PodGroupPolicy: ``min_count`` is ``gang.minGroupCount`` (counted in child groups)."""
@@ -436,14 +445,6 @@ class CompositePodGroup:
     parent: str | None = None
     workload_ref: tuple[str, str] | None = None
     source: Source = NO_SOURCE
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def priority(self) -> int:
-        return self.policy.priority or 0
 
 
 Object = Node | Pod | Job | PriorityClass | PodDisruptionBudget | PodGroup | CompositePodGroup | Workload
