@@ -102,6 +102,14 @@ def wait_as_unschedulable(status: Status | None) -> Status | None:
     return status
 
 
+def nodes_in_placement(fw: Framework) -> int:
+    """The N of a FitError's "0/N nodes are available": ``NumAllNodes`` is the snapshot's
+    ``NumNodesInPlacement()`` (pkg/scheduler/schedule_one.go ``schedulePod``;
+    backend/cache/snapshot.go ``NumNodesInPlacement``), the placement's nodes while a KEP-5732
+    placement is assumed, else every node."""
+    return fw.snapshot.nodes.num_nodes if fw.placement is None else len(fw.placement.rows)
+
+
 def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int, int], ...], pod: PodInfo) -> str:
     """The FitError of the first pod a doomed pass fails, as the pass pod by pod would print it:
     the placed pods fill the feasible rows (``fill``), then Filter runs on every node of the
@@ -129,7 +137,7 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
             order = doomed.search_rows(fw)  # the placement's rows under KEP-5732
             state = CycleState()
             codes, plugin = fw.run_filters(state, pod, order, nominated=False)
-            message = fit_error_message(nodes.num_nodes, fw.diagnose(state, pod, order, codes, plugin))
+            message = fit_error_message(nodes_in_placement(fw), fw.diagnose(state, pod, order, codes, plugin))
         finally:
             for p in reversed(assigned):
                 snapshot.unassign(p)
@@ -184,7 +192,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
             return counted_pass(fw, st, pods, layout)
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot
-    num_nodes = snapshot.nodes.num_nodes
+    num_nodes = nodes_in_placement(fw)
     scheduled, remaining = scheduled0, len(pods)
     try:
         for pod in group_pod_order(fw, st, pods):

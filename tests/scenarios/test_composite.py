@@ -91,7 +91,8 @@ def test_a_failing_parent_invalidates_a_child_that_succeeded():
     assert messages(log, "pa", "Unschedulable") == {root_msg}
     assert messages(log, "pa-0", "FailedScheduling") == {root_msg}
     assert messages(log, "pb", "Unschedulable") == {pb_msg}
-    assert messages(log, "pb-0", "FailedScheduling") == {"0/3 nodes are available: 2 Insufficient cpu."}
+    # N is the placement's node count (rack a: 2), upstream's NumNodesInPlacement in schedulePod
+    assert messages(log, "pb-0", "FailedScheduling") == {"0/2 nodes are available: 2 Insufficient cpu."}
     assert messages(log, "pb-1", "FailedScheduling") == {pb_msg}
 
 
