@@ -15,11 +15,16 @@ and a root with a topology key holds its whole tree in one domain.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import NO_BACKOFF, create, events_of, make_composite, make_group, make_node, make_pod, make_trace, placements, run
+from gangsim.api.objects import Affinity, PreferredSchedulingTerm, Taint, Toleration
+from gangsim.api.selectors import NodeSelectorTerm, Requirement
+
+from builders import NO_BACKOFF, create, delete, events_of, make_composite, make_group, make_node, make_pod, make_trace, placements, run
 
 CPG = NO_BACKOFF.with_changes(topology_aware_workload_scheduling=True, composite_pod_group=True)
 TAS = NO_BACKOFF.with_changes(topology_aware_workload_scheduling=True)
@@ -246,3 +251,217 @@ def test_a_gang_root_binds_only_a_quorum_inside_one_rack(trees, racks):
         if bound:
             assert _satisfied(root, None, bound, groups), (root, bound)
             assert len(racks_used) == 1, (root, racks_used)
+
+
+# ---- TestCPGTopologyAwareScheduling, cases 5 and later ----------------------------------------
+# Same makers as above (cpg_tas_test.go: makeNode 2 CPU, makePod 1 CPU, priority 100). A case is
+# (upstream name, events, expectations); steps upstream runs one after another ("verify p1 is
+# scheduled", then create p2) are seconds apart here. Expectations mirror the upstream steps:
+# ``scheduled`` WaitForPodsScheduled, ``pending`` WaitForPodsUnschedulable (unbound, with
+# these FailedScheduling messages), ``errors`` WaitForPodsSchedulingError (the pods' PodGroups get a
+# SchedulerError event with that message), ``nodes`` VerifyAssignments, ``domains``
+# VerifyAssignedInOneDomain; ``exact`` pins placements the cluster forces beyond upstream's checks.
+def _cpg(name, parent="", topology="", min_group_count=2, basic=False, at_s=0):
+    return create(make_composite(name, min_group_count, basic=basic, topology=(topology,) if topology else (), parent=parent or None, priority=100), at_s)
+
+
+def _lnode(name, **labels):
+    """makeNodeWithLabels."""
+    return create(make_node(name, cpu=2, memory_gi=8, labels=labels))
+
+
+def _tainted(name, rack, zone):
+    """addTaint(makeNode(...), "taint"): NoSchedule, empty value."""
+    return create(make_node(name, cpu=2, memory_gi=8, labels={"rack": rack, "zone": zone}, taints=(Taint("taint", "", "NoSchedule"),)))
+
+
+def _tolerating(name, group):
+    """addToleration(makePod(...), "taint")."""
+    return create(make_pod(name, cpu=1, group=group, priority=100, tolerations=(Toleration("taint"),)))
+
+
+def _preferring(name, group, node):
+    """addPreferredNode: weight 100, matchFields metadata.name In [node]."""
+    pref = PreferredSchedulingTerm(100, NodeSelectorTerm((), (Requirement("metadata.name", "In", (node,)),)))
+    return create(make_pod(name, cpu=1, group=group, priority=100, affinity=Affinity(node_preferred=(pref,))))
+
+
+def _at(event, at_s):
+    return dataclasses.replace(event, at_ms=int(at_s * 1000))
+
+
+def _racks(layout):
+    """makeNode(name, rack, zone) for {name: (rack, zone)}."""
+    return [_node(n, r, z) for n, (r, z) in layout.items()]
+
+
+FOUR = {"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1"), "node3-z1-r2": ("rack-2", "zone-1"), "node4-z1-r2": ("rack-2", "zone-1")}
+# FailedScheduling of a pod that failed Filter in a 2-node rack (N = the placement's nodes), and of
+# the others: their gang's (or, never evaluated, its parent's) placement-loop status
+FIT2 = "0/2 nodes are available: 2 Insufficient cpu."
+PG_MIN2 = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+CONFLICT = "cannot determine domain for already scheduled pods: more than 1 domain found for pod group: zone-1, zone-2"
+
+UPSTREAM_MORE = [
+    pytest.param(
+        [_tainted("node1-z1-r1", "rack-1", "zone-1"), *_racks({"node2-z1-r2": ("rack-2", "zone-1"), "node3-z1-r3": ("rack-3", "zone-1"), "node4-z2-r1": ("rack-1", "zone-2"), "node5-z2-r2": ("rack-2", "zone-2")}),
+         _busy("existing-z2", "node5-z2-r2"), _busy("existing-z1-r2", "node2-z1-r2"), _busy("existing-z1-r3", "node3-z1-r3"),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root"),
+         _tolerating("p1", "pg1"), _tolerating("p2", "pg1"), _preferring("p3", "pg2", "node4-z2-r1"), _preferring("p4", "pg2", "node4-z2-r1")],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, domains=[({"p1", "p2", "p3", "p4"}, "zone"), ({"p1", "p2"}, "rack")],
+             exact={"p1": "node1-z1-r1", "p2": "node1-z1-r1", "p3": "node2-z1-r2", "p4": "node3-z1-r3"}),
+        id="parent CPG and only one child PG has topology constraints; the other child uses parent's topology",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z1-r2": ("rack-2", "zone-1"), "node4-z2-r1": ("rack-1", "zone-2"), "node5-z2-r1": ("rack-1", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root", "rack"),
+         _busy("existing-z1", "node1-z1-r1", group="pg1"), _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2")],
+        dict(scheduled={"p1", "p2", "p3"}, nodes=[({"p1"}, {"node1-z1-r1"}), ({"p2", "p3"}, {"node2-z1-r2", "node3-z1-r2"})]),
+        id="parent CPG and all child PGs have topology constraints, preexisting pod group pods constrain the available topology domains",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1"), "node3-z2-r1": ("rack-1", "zone-2"), "node4-z2-r1": ("rack-1", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root", "rack"),
+         _busy("existing-z1", "node1-z1-r1", group="pg1"), _busy("existing-z2", "node3-z2-r1", group="pg2"), _p("p1", "pg1"), _p("p2", "pg2")],
+        # upstream's two domains come in its scheduled pods' order; gangsim's is by pod uid
+        dict(errors={"p1": CONFLICT, "p2": CONFLICT}),
+        id="parent CPG has topology constraints, preexisting pod group pods are in conflicting domains across pod groups, fails to schedule any pod",
+    ),
+    pytest.param(
+        [_lnode("node1-z1-g1-r1", zone="zone-1", block="block-1", rack="rack-1"), _lnode("node2-z1-g1-r2", zone="zone-1", block="block-1", rack="rack-2"),
+         _lnode("node3-z1-g2-r1", zone="zone-1", block="block-2", rack="rack-1"), _lnode("node4-z1-g2-r2", zone="zone-1", block="block-2", rack="rack-2"),
+         _lnode("node5-z2-g1-r1", zone="zone-2", block="block-1", rack="rack-1"), _lnode("node6-z2-g1-r1", zone="zone-2", block="block-1", rack="rack-1"),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", "block"), _cpg("cpg-sub2", "cpg-root", "block"),
+         _pg("pg1", "cpg-sub1", "rack"), _pg("pg2", "cpg-sub1", "rack"), _pg("pg3", "cpg-sub2", "rack"), _pg("pg4", "cpg-sub2", "rack"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)},
+             domains=[({f"p{i}" for i in range(1, 9)}, "zone"), ({"p1", "p2", "p3", "p4"}, "block"), ({"p5", "p6", "p7", "p8"}, "block"),
+                      ({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack"), ({"p5", "p6"}, "rack"), ({"p7", "p8"}, "rack")],
+             nodes=[({f"p{i}" for i in range(1, 9)}, {"node1-z1-g1-r1", "node2-z1-g1-r2", "node3-z1-g2-r1", "node4-z1-g2-r2"})]),
+        id="3-level CPG hierarchy: all levels have topology constraints (root=zone, sub=block, leaf=rack)",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z2-r1": ("rack-1", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", basic=True), _cpg("cpg-sub2", "cpg-root", basic=True),
+         _pg("pg1", "cpg-sub1", "rack"), _pg("pg2", "cpg-sub2", "rack"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2")],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, domains=[({"p1", "p2", "p3", "p4"}, "zone"), ({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack")],
+             nodes=[({"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r2"})]),
+        id="3-level CPG hierarchy: mid-level without topology constraints (root=zone, sub=none, leaf=rack)",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z2-r3": ("rack-3", "zone-2"), "node4-z2-r4": ("rack-4", "zone-2"), "node5-z2-r5": ("rack-5", "zone-2")}),
+         _cpg("cpg-root", basic=True), _cpg("cpg-sub1", "cpg-root", "zone"), _cpg("cpg-sub2", "cpg-root", "zone"),
+         _pg("pg1", "cpg-sub1", "rack"), _pg("pg2", "cpg-sub1", "rack"), _pg("pg3", "cpg-sub2", "rack"), _pg("pg4", "cpg-sub2", "rack"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)},
+             domains=[({"p1", "p2", "p3", "p4"}, "zone"), ({"p5", "p6", "p7", "p8"}, "zone"), ({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack"), ({"p5", "p6"}, "rack"), ({"p7", "p8"}, "rack")]),
+        id="3-level CPG hierarchy: top level without topology constraint (root=none, sub=zone, leaf=rack)",
+    ),
+    pytest.param(
+        [*_racks({**FOUR, "node5-z2-r3": ("rack-3", "zone-2"), "node6-z2-r3": ("rack-3", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", "rack"), _cpg("cpg-sub2", "cpg-root", "rack"),
+         _pg("pg1", "cpg-sub1"), _pg("pg2", "cpg-sub1"), _pg("pg3", "cpg-sub2"), _pg("pg4", "cpg-sub2"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)},
+             domains=[({f"p{i}" for i in range(1, 9)}, "zone"), ({"p1", "p2", "p3", "p4"}, "rack"), ({"p5", "p6", "p7", "p8"}, "rack")],
+             nodes=[({f"p{i}" for i in range(1, 9)}, set(FOUR))]),
+        id="3-level CPG hierarchy: bottom level without topology constraint (root=zone, sub=rack, leaf=none)",
+    ),
+    pytest.param(
+        [*_racks({**FOUR, "node5-z2-r1": ("rack-1", "zone-2"), "node6-z2-r1": ("rack-1", "zone-2"), "node7-z2-r2": ("rack-2", "zone-2"), "node8-z2-r2": ("rack-2", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", "rack"), _cpg("cpg-sub2", "cpg-root", "rack"),
+         _pg("pg1", "cpg-sub1"), _pg("pg2", "cpg-sub1"), _pg("pg3", "cpg-sub2"), _pg("pg4", "cpg-sub2"),
+         _busy("existing-pg1", "node5-z2-r1", group="pg1"),
+         _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2"), _p("p4", "pg3"), _p("p5", "pg3"), _p("p6", "pg4"), _p("p7", "pg4")],
+        dict(scheduled={f"p{i}" for i in range(1, 8)},
+             nodes=[({f"p{i}" for i in range(1, 8)}, {"node5-z2-r1", "node6-z2-r1", "node7-z2-r2", "node8-z2-r2"}),
+                    ({"p1", "p2", "p3"}, {"node5-z2-r1", "node6-z2-r1"}), ({"p4", "p5", "p6", "p7"}, {"node7-z2-r2", "node8-z2-r2"})]),
+        id="3-level CPG hierarchy: preexisting pod in leaf PodGroup determines topology for intermediate and root CPGs",
+    ),
+    pytest.param(
+        [*_racks(FOUR), _busy("existing", "node1-z1-r1"), _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root", min_count=1), _pg("pg2", "cpg-root"),
+         _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2")],
+        dict(scheduled={"p1", "p2", "p3"}, nodes=[({"p1", "p2", "p3"}, {"node1-z1-r1", "node2-z1-r1"})]),
+        id="CPG schedules on a single rack, choosing placement with highest allocation percentage (NodeResourcesFit placement scoring)",
+    ),
+    pytest.param(
+        [*_racks(FOUR), _busy("existing", "node1-z1-r1"), _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"),
+         _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2"), _cpg("cpg-root", topology="rack", min_group_count=1, at_s=1)],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, nodes=[({"p1", "p2", "p3", "p4"}, {"node3-z1-r2", "node4-z1-r2"})]),
+        id="CPG schedules on a single rack, choosing placement that accommodates more descendant pods (PodGroupPodsCount placement scoring)",
+    ),
+    pytest.param(
+        [*_racks(FOUR), _busy("existing1", "node3-z1-r2", cpu=2), _busy("existing2", "node4-z1-r2", cpu=2),
+         _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"), _pg("pg3", "cpg-root"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 7)]],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, pending={"p5": FIT2, "p6": PG_MIN2}, nodes=[({"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r1"})]),
+        id="CPG with minGroupCount < total children schedules satisfying subset on a single rack",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1"), "node3-z1-r2": ("rack-2", "zone-1")}),
+         _busy("existing", "node1-z1-r1", cpu=2), _cpg("cpg-root", topology="rack", basic=True), _pg("pg1", "cpg-root", basic=True), _pg("pg2", "cpg-root", basic=True),
+         _at(_p("p1", "pg1"), 1), _at(_p("p2", "pg1"), 2), _at(_p("p3", "pg2"), 3), _at(_p("p4", "pg2"), 3), delete("Pod", "existing", 10)],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, nodes=[({"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r1"})],
+             pending_until={"p3": (FIT2, 10_000), "p4": (FIT2, 10_000)}, exact={"p1": "node2-z1-r1", "p2": "node2-z1-r1", "p3": "node1-z1-r1", "p4": "node1-z1-r1"}),
+        id="basic CPG picks the higher-scoring rack and stays there instead of spilling to a rack that fits",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1"), "node3-z1-r2": ("rack-2", "zone-1"), "node4-z1-r2": ("rack-2", "zone-1"), "node5-z1-r2": ("rack-2", "zone-1")}),
+         _cpg("cpg-root1", topology="rack"), _pg("pg1-1", "cpg-root1", min_count=1), _pg("pg1-2", "cpg-root1", min_count=1), _p("p1", "pg1-1"), _p("p2", "pg1-2"),
+         _cpg("cpg-root2", topology="rack", at_s=2), _at(_pg("pg2-1", "cpg-root2", min_count=1), 2), _at(_pg("pg2-2", "cpg-root2", min_count=1), 2), _at(_p("p3", "pg2-1"), 2), _at(_p("p4", "pg2-2"), 2)],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, nodes=[({"p1", "p2"}, {"node1-z1-r1", "node2-z1-r1"}), ({"p3", "p4"}, {"node1-z1-r1", "node2-z1-r1"})]),
+        id="two CPG hierarchies schedule consecutively on the same rack although another rack fits",
+    ),
+    pytest.param(
+        [*_racks(FOUR), _cpg("cpg-root1", topology="rack"), _pg("pg1-1", "cpg-root1"), _pg("pg1-2", "cpg-root1"),
+         *[_p(f"p1-{i}", f"pg1-{(i + 1) // 2}") for i in range(1, 5)],
+         _cpg("cpg-root2", topology="rack", at_s=2), _at(_pg("pg2-1", "cpg-root2"), 2), _at(_pg("pg2-2", "cpg-root2"), 2),
+         *[_at(_p(f"p2-{i}", f"pg2-{(i + 1) // 2}"), 2) for i in range(1, 5)]],
+        dict(scheduled={f"p{k}-{i}" for k in (1, 2) for i in range(1, 5)},
+             domains=[({f"p1-{i}" for i in range(1, 5)}, "rack"), ({f"p2-{i}" for i in range(1, 5)}, "rack")]),
+        id="two CPG hierarchies schedule consecutively, each on a separate rack",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1")}), _cpg("cpg-root1", topology="rack"), _pg("pg1-1", "cpg-root1"), _pg("pg1-2", "cpg-root1"),
+         *[_p(f"p1-{i}", f"pg1-{(i + 1) // 2}") for i in range(1, 5)],
+         _cpg("cpg-root2", topology="rack", at_s=2), _at(_pg("pg2-1", "cpg-root2"), 2), _at(_pg("pg2-2", "cpg-root2"), 2),
+         *[_at(_p(f"p2-{i}", f"pg2-{(i + 1) // 2}"), 2) for i in range(1, 5)]],
+        dict(scheduled={f"p1-{i}" for i in range(1, 5)}, pending={"p2-1": FIT2, "p2-2": PG_MIN2, "p2-3": PG_MIN2, "p2-4": PG_MIN2}),
+        id="two CPG hierarchies schedule consecutively, second remains pending when no additional rack is available",
+    ),
+    pytest.param(
+        [*_racks({**FOUR, "node5-z2-r1": ("rack-1", "zone-2"), "node6-z2-r2": ("rack-2", "zone-2")}),
+         _cpg("cpg-root", topology="zone", min_group_count=3), _cpg("cpg-sub1", "cpg-root", "rack"), _pg("pg1", "cpg-sub1"), _pg("pg2", "cpg-sub1"),
+         _pg("pg3", "cpg-root", "rack"), _pg("pg4", "cpg-root"), *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)},
+             domains=[({f"p{i}" for i in range(1, 9)}, "zone"), ({"p1", "p2", "p3", "p4"}, "rack"), ({"p5", "p6"}, "rack")],
+             nodes=[({f"p{i}" for i in range(1, 9)}, set(FOUR))]),
+        id="CPG hierarchy with mixed sub-CPG and direct child PGs and different topology constraints",
+    ),
+]
+
+
+@pytest.mark.parametrize(("events", "want"), UPSTREAM_MORE)
+def test_cpg_topology_aware_scheduling_more(events, want):
+    """Ported from ``TestCPGTopologyAwareScheduling`` (kubernetes/kubernetes
+    test/integration/scheduler/podgroup/topology_aware_scheduling/cpg_tas_test.go), cases 5-20."""
+    log = run(make_trace(*events, config=CPG, horizon_s=60), "gang")
+    labels = {e.name: e.obj.labels for e in events if e.kind == "Node"}
+    got = placements(log)
+    ours = {p: n for p, n in got.items() if p.startswith("p")}
+    assert set(ours) == want.get("scheduled", set())
+    for pods, nodes in want.get("nodes", []):
+        assert {got[p] for p in pods} <= nodes, pods
+    for pods, key in want.get("domains", []):
+        assert len({labels[got[p]][key] for p in pods}) == 1, (pods, key)
+    for pod, node in want.get("exact", {}).items():
+        assert got[pod] == node, pod
+    for pod, msg in want.get("pending", {}).items():
+        assert messages(log, pod, "FailedScheduling") == {msg}, pod
+    for pod, (msg, t) in want.get("pending_until", {}).items():
+        assert messages(log, pod, "FailedScheduling") == {msg}, pod
+        assert [at for at, _, _ in events_of(log, pod, "Scheduled")] == [t], pod
+    for pod, msg in want.get("errors", {}).items():
+        group = next(e.obj.spec.scheduling_group for e in events if e.kind == "Pod" and e.name == pod)
+        assert messages(log, group, "SchedulerError") == {msg}, pod
+        assert pod not in got

@@ -41,6 +41,12 @@ WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
 # ``GangScheduling.checkCPGHierarchyReadiness`` (preEnqueueWithHierarchies): the root's name, or
 # the missing ancestor's while the tree is incomplete
 WAITING_FOR_TREE = 'waiting for composite pod group "{}" tree to meet quorum'
+# preEnqueueWithHierarchies (gangscheduling.go) with the CompositePodGroup gate on: a pod whose
+# PodGroup is not known yet fails BuildHierarchySnapshotFromPod before the PodGroup lookup, so the
+# message is the snapshot error's, naming the EntityKey ("podgroup/<namespace>/<name>"); pinned by
+# gangscheduling_test.go TestPreEnqueue "gang pod fails PreEnqueue when pod group is not yet created
+# (CPG enabled: true)". gangsim's group keys are "<namespace>/<name>".
+NO_GROUP_IN_SNAPSHOT = "failed to build hierarchy snapshot: pod group object not found in state for podgroup/{}"
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
 
@@ -93,9 +99,11 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         if not pod.group_key:
             return None
         st = self.handle.pod_group(pod.group_key)
-        if st is None or st.group is None:
-            return Status.unresolvable(WAITING_FOR_GROUP.format(pod.spec.scheduling_group), plugin=NAME)
         tree = self.handle.hierarchy
+        if st is None or st.group is None:
+            if tree is not None:  # preEnqueueWithHierarchies: BuildHierarchySnapshotFromPod fails first
+                return Status.unresolvable(NO_GROUP_IN_SNAPSHOT.format(pod.group_key), plugin=NAME)
+            return Status.unresolvable(WAITING_FOR_GROUP.format(pod.spec.scheduling_group), plugin=NAME)
         if tree is not None and st.group.parent is not None:  # preEnqueueWithHierarchies
             root, name = tree.root(st.key)
             if root is None or tree.ready_children(root) < root.min_count:

@@ -5,11 +5,12 @@ the fake cluster: Wait with the group-shared deadline, quorum allows every waiti
 rejects them, the unreserve of the last waiting pod cancels the timer), ``go_duration`` against
 Go's ``time.Duration.String()`` and the events the plugin registers.
 
-Ported: ``TestPreEnqueue`` (every case without CompositePodGroups, or in its "CPG disabled"
-variant) and ``TestPlacementFeasible`` (PodGroup cases) from gangscheduling_test.go;
+Ported: ``TestPreEnqueue`` (every case, in its "CPG enabled: false" and "CPG enabled: true"
+variants) and ``TestPlacementFeasible`` (every case, for a PodGroup and a CompositePodGroup) from
+gangscheduling_test.go;
 ``TestGangSchedulingFlow`` (the v1.35 Workload-era test: its Permit cases, re-expressed with
 PodGroups); Go's ``TestDurationString`` (time_test.go), the cases in whole milliseconds.
-Left out: CompositePodGroup hierarchies (not modelled); the queueing-hint tests
+Left out: the queueing-hint tests
 (``Test_isSchedulableAfter*``: gangsim registers one group-scoped event and moves the group's
 entities itself, ``Scheduler._group_event``); nanosecond/microsecond durations (gangsim's clock is
 in milliseconds).
@@ -25,7 +26,7 @@ reused by later ones (upstream gives each waiting pod 5 minutes from its own Wai
 
 import pytest
 
-from builders import make_group
+from builders import make_composite, make_group
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import ClusterEvent, Code, Status
@@ -109,6 +110,48 @@ def test_pre_enqueue_message_for_a_missing_podgroup_is_the_newest_upstream_text(
     assert got.message == 'waiting for pod\'s pod group "pg1" to appear in scheduling queue'
 
 
+# ---- PreEnqueue with the CompositePodGroup gate (preEnqueueWithHierarchies) ----------------------
+# TestPreEnqueue's "(CPG enabled: true)" variants: the feature gates CompositePodGroup and
+# TopologyAwareWorkloadScheduling on (``gang`` policy with both switches). The tree: cpg-root
+# {minGroupCount 2} -> cpg-sub1 {2} (pg1-cpg, pg2-cpg, pg3-cpg), cpg-sub2 {basic} (pg4-cpg basic,
+# pg5-cpg), cpg-sub3 {2} (pg6-cpg, pg7-cpg); every gang PodGroup minCount 1.
+CPG_ON = SchedulerConfig(composite_pod_group=True, topology_aware_workload_scheduling=True)
+TREE_GROUPS = [make_group(f"pg{i}-cpg", 1, "ns1", parent={1: "cpg-sub1", 2: "cpg-sub1", 3: "cpg-sub1", 5: "cpg-sub2", 6: "cpg-sub3", 7: "cpg-sub3"}[i])
+               for i in (1, 2, 3, 5, 6, 7)] + [make_group("pg4-cpg", namespace="ns1", basic=True, parent="cpg-sub2")]
+TREE_COMPOSITES = [make_composite("cpg-root", 2, "ns1"), make_composite("cpg-sub1", 2, "ns1", parent="cpg-root"),
+                   make_composite("cpg-sub2", namespace="ns1", basic=True, parent="cpg-root"), make_composite("cpg-sub3", 2, "ns1", parent="cpg-root")]
+ROOT_WAITING = Status(UU, ('waiting for composite pod group "cpg-root" tree to meet quorum',), GANG)
+PRE_ENQUEUE_CPG = [
+    pytest.param([PG1, PG2, PG3], [], [], pod("non-gang", "ns1"), None, id='TestPreEnqueue/"non-gang pod succeeds immediately (CPG enabled: true)"'),
+    pytest.param([PG1, PG2, PG3], [], [], member("basic-pod", "pg3"), None, id='TestPreEnqueue/"basic policy pod succeeds immediately (CPG enabled: true)"'),
+    pytest.param([], [], [P2, P3, P4, P5], P1, Status(UU, ("failed to build hierarchy snapshot: pod group object not found in state for podgroup/ns1/pg1",), GANG),
+                 id='TestPreEnqueue/"gang pod fails PreEnqueue when pod group is not yet created (CPG enabled: true)"'),
+    pytest.param([PG1, PG2], [], [P2, P4, P5], P1, Status(UU, (MIN_COUNT_MSG,), GANG), id='TestPreEnqueue/"gang pod fails PreEnqueue when quorum is not met (CPG enabled: true)"'),
+    pytest.param([PG1, PG2], [], [P2, P3, P4, P5], P1, None, id='TestPreEnqueue/"gang pod passes PreEnqueue (CPG enabled: true)"'),
+    pytest.param(TREE_GROUPS, TREE_COMPOSITES, [], member("p1-cpg", "pg1-cpg"), ROOT_WAITING,
+                 id='TestPreEnqueue/"CPG Hierarchical Stage 1: No pods, tree not ready (CPG enabled: true)"'),
+    pytest.param(TREE_GROUPS, TREE_COMPOSITES, [member("p1-cpg", "pg1-cpg"), member("p2-cpg", "pg2-cpg")], member("p6-cpg", "pg6-cpg"), ROOT_WAITING,
+                 id='TestPreEnqueue/"CPG Hierarchical Stage 2: Add p6, cpg-sub1 ready but root not ready (CPG enabled: true)"'),
+    pytest.param(TREE_GROUPS, TREE_COMPOSITES, [member("p1-cpg", "pg1-cpg"), member("p2-cpg", "pg2-cpg"), member("p6-cpg", "pg6-cpg")], member("p4-cpg", "pg4-cpg"), None,
+                 id='TestPreEnqueue/"CPG Hierarchical Stage 3: Add p4, root becomes ready (CPG enabled: true)"'),
+    pytest.param([make_group("pg-basic-1", 2, "ns1", parent="cpg-basic-root"), make_group("pg-basic-2", 2, "ns1", parent="cpg-basic-root")],
+                 [make_composite("cpg-basic-root", namespace="ns1", basic=True)], [member("p1_1", "pg-basic-1"), member("p1_2", "pg-basic-1")],
+                 member("p2_1", "pg-basic-2"), None, id='TestPreEnqueue/"CPG Basic With Gang Stage 1: pg1 ready, root ready (CPG enabled: true)"'),
+]
+
+
+@pytest.mark.parametrize(("groups", "composites", "initial", "target", "want"), PRE_ENQUEUE_CPG)
+def test_pre_enqueue_with_hierarchies(groups, composites, initial, target, want):
+    """gangscheduling_test.go ``TestPreEnqueue``, CPG-enabled cases: code, plugin and message."""
+    sched, fw = harness([], config=CPG_ON)
+    for g in groups:
+        sched.on_podgroup_add(g)
+    for c in composites:
+        sched.on_composite_pod_group_add(c)
+    infos = {p.name: sched.on_pod_add(p, sched.cluster.next_uid()) for p in [*initial, target]}
+    assert fw.plugins[GANG].pre_enqueue(infos[target.name]) == want
+
+
 # ---- PlacementFeasible ---------------------------------------------------------------------------
 S, F = Code.SUCCESS, Code.UNSCHEDULABLE  # a pod's own outcome in the pass
 WAIT, OK, NO = Code.WAIT, None, Code.UNSCHEDULABLE  # PlacementFeasible's verdict after it
@@ -132,9 +175,13 @@ WAIT, OK, NO = Code.WAIT, None, Code.UNSCHEDULABLE  # PlacementFeasible's verdic
         pytest.param(4, 2, [S], 1, [NO], id='TestPlacementFeasible/"1 pod scheduled, minCount 4, first unscheduled succeeds, not enough remaining"'),
     ],
 )
-def test_placement_feasible(min_count, children, pod_outcomes, initial_scheduled, want):
+@pytest.mark.parametrize("is_cpg", [False, True], ids=["isCPG: false", "isCPG: true"])
+def test_placement_feasible(min_count, children, pod_outcomes, initial_scheduled, want, is_cpg):
+    """Upstream runs every case for a PodGroup and for a CompositePodGroup (``getMinCount``:
+    minGroupCount, 1 for a basic one); ``children`` are then child groups."""
     _, fw = harness([])
-    group = make_group("test-pg", min_count) if min_count > 0 else make_group("test-pg", basic=True)
+    make = make_composite if is_cpg else make_group
+    group = make("test-pg", min_count) if min_count > 0 else make("test-pg", basic=True)
     st = PodGroupState("default/test-pg", group=group)
     scheduled, got = initial_scheduled, []
     for i, outcome in enumerate(pod_outcomes):
