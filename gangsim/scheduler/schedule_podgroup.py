@@ -106,8 +106,8 @@ def nodes_in_placement(fw: Framework) -> int:
     """The N of a FitError's "0/N nodes are available": ``NumAllNodes`` is the snapshot's
     ``NumNodesInPlacement()`` (pkg/scheduler/schedule_one.go ``schedulePod``;
     backend/cache/snapshot.go ``NumNodesInPlacement``), the placement's nodes while a KEP-5732
-    placement is assumed, else every node."""
-    return fw.snapshot.nodes.num_nodes if fw.placement is None else len(fw.placement.rows)
+    placement is assumed, else every node: the rows a pod's search runs over."""
+    return len(doomed.search_rows(fw))
 
 
 def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int, int], ...], pod: PodInfo) -> str:
@@ -137,7 +137,7 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
             order = doomed.search_rows(fw)  # the placement's rows under KEP-5732
             state = CycleState()
             codes, plugin = fw.run_filters(state, pod, order, nominated=False)
-            message = fit_error_message(nodes_in_placement(fw), fw.diagnose(state, pod, order, codes, plugin))
+            message = fit_error_message(len(order), fw.diagnose(state, pod, order, codes, plugin))  # NumNodesInPlacement
         finally:
             for p in reversed(assigned):
                 snapshot.unassign(p)
