@@ -94,8 +94,9 @@ def make_group(name: str, min_count: int = 1, namespace: str = "default", *, bas
 
 
 def make_composite(name: str, min_group_count: int = 1, namespace: str = "default", *, basic: bool = False, priority: int | None = None,
-                   topology: tuple[str, ...] = (), parent: str | None = None) -> CompositePodGroup:
-    policy = PodGroupPolicy(kind=PolicyKind.BASIC if basic else PolicyKind.GANG, min_count=1 if basic else min_group_count, priority=priority, topology_keys=topology)
+                   topology: tuple[str, ...] = (), parent: str | None = None, mode: str = "single", preemption_policy: str | None = None) -> CompositePodGroup:
+    policy = PodGroupPolicy(kind=PolicyKind.BASIC if basic else PolicyKind.GANG, min_count=1 if basic else min_group_count, priority=priority, topology_keys=topology,
+                            disruption_mode=DisruptionMode(mode), preemption_policy=PreemptionPolicy(preemption_policy) if preemption_policy else None)
     return CompositePodGroup(namespace, name, policy, parent, ("w", name), SRC)
 
 

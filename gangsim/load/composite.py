@@ -37,7 +37,11 @@ MSG_NO_CHILD = "must have at least one child PodGroupTemplate or CompositePodGro
 MSG_NOT_FOUND = "{} not found in workload forest"
 MSG_CYCLE = "cycle detected in hierarchy"
 MSG_TREE_DEPTH = "hierarchy depth {} exceeds maximum allowed depth {}"
-_SPEC_KEYS = {"parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "priorityClassName", "priority", "schedulingConstraints"}
+# ``disruptionMode`` and ``preemptionPolicy`` as on a PodGroup (newest upstream reads
+# ``cpg.Spec.DisruptionMode`` in ``GenericPodGroup.HasDisruptionModeAll`` and
+# ``cpg.Spec.PreemptionPolicy`` in ``GenericPodGroup.GetPreemptionPolicy``, kube-scheduler
+# framework types.go)
+_SPEC_KEYS = {"parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "priorityClassName", "priority", "schedulingConstraints", "disruptionMode", "preemptionPolicy"}
 
 
 def decode_composite_pod_group(doc: Obj, meta: Meta, priorities: Priorities, source: Source) -> CompositePodGroup:

@@ -25,8 +25,15 @@ Then each PodGroup's pods go through the outcome paths of ``schedule_podgroup.fi
 outcome decides bind or requeue); pods that failed Filter keep their own FitError, the others get
 their PodGroup's failure, else the nearest failing ancestor's (gangsim's reading of upstream's
 "pod results are reconstructed … using the generic parent error"). CompositePodGroups get
-CompositePodGroupInitiallyScheduled with the same reasons. Workload-aware preemption is not run
-for hierarchies (gangsim does not model composite preemptors or victims yet).
+CompositePodGroupInitiallyScheduled with the same reasons.
+
+Workload-aware preemption for a tree (``podGroupCycle`` in schedule_one_podgroup.go): when the
+root's status is Unschedulable, PodGroupPostFilter runs once with the root as the preemptor (its
+priority and preemption policy, every queued pod of the tree) and the whole recursive algorithm
+(``run_root``) as the dry run; the victims are reprieved against the one proposed placement, so
+they lie in the winning domain. Its message is appended to every group's status
+(``applyPodGroupPostFilterResult``); on success every PodGroup of the tree waits on preemption
+and each queued pod gets the nomination the plan gave it (cleared when it placed none).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from gangsim.scheduler.framework.interface import Code, Placement, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import CycleOutcome, GroupResult, PodGroupState, PodInfo, QueuedEntity
 from gangsim.scheduler.schedule_placement import MSG_PLACEMENTS, NO_PLACEMENT, best_placement, generate_placements, run_placement_algorithm
-from gangsim.scheduler.schedule_podgroup import NO_PODS_SCHEDULABLE, begin_attempt, default_pass, finish, set_condition, validate, wait_as_unschedulable
+from gangsim.scheduler.schedule_podgroup import NO_PODS_SCHEDULABLE, begin_attempt, default_pass, finish, run_algorithm, set_condition, validate, wait_as_unschedulable
 
 COMPOSITE = "CompositePodGroup"
 
@@ -185,6 +192,26 @@ def run_tree(fw: Framework, tree: Hierarchies, root: PodGroupState, pods: dict[s
     return results
 
 
+def run_root(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+    """``RunRootSchedulingAlgorithm`` as one result (the profile's group algorithm, which
+    workload-aware preemption re-runs): a PodGroup's pass, or for a CompositePodGroup root the
+    tree's, its status the root's and its placements those of the PodGroups whose every
+    ancestor succeeded, in tree order (upstream gathers them from a map)."""
+    tree = fw.hierarchy
+    if tree is None or not is_composite(st):
+        return run_algorithm(fw, st, pods)
+    by_leaf: dict[str, list[PodInfo]] = {}
+    for p in pods:
+        by_leaf.setdefault(p.group_key, []).append(p)
+    results = run_tree(fw, tree, st, by_leaf)
+    leaves = TreePass(fw, tree, by_leaf).valid_leaves(st, results)
+    out = GroupResult(results[st.key].status, placed=[x for leaf in leaves for x in leaf.placed])
+    for r in results.values():
+        if r.result is not None:
+            out.failed.update(r.result.failed)
+    return out
+
+
 def blame(tree: Hierarchies, root: PodGroupState, results: dict[str, Outcome]) -> dict[str, Status | None]:
     """Each group's effective status: its own failure, else the nearest failing ancestor's
     (None: it and every ancestor succeeded). A group never evaluated (its parent stopped early)
@@ -236,6 +263,7 @@ def schedule_composite(h: SchedulerHandle, e: QueuedEntity, root: PodGroupState)
     results = run_tree(fw, tree, root, pods)
     effective = blame(tree, root, results)
     bound = effective[root.key] is None
+    waiting, nominations = _preempt(fw, root, every, effective)
     for leaf, le in entities:
         out = results.get(leaf.key)
         result = out.result if out is not None else None
@@ -250,9 +278,32 @@ def schedule_composite(h: SchedulerHandle, e: QueuedEntity, root: PodGroupState)
         if status is None:  # the root failed although this branch succeeded
             status = effective[root.key]
         assert status is not None
-        outcome = CycleOutcome.ERROR if status.code == Code.ERROR else CycleOutcome.UNSCHEDULABLE
-        finish(h, le, leaf, pods[leaf.key], outcome, Status(Code.UNSCHEDULABLE if outcome is CycleOutcome.UNSCHEDULABLE else Code.ERROR, status.reasons, status.plugin), started, result=result)
+        if waiting:
+            outcome = CycleOutcome.WAITING_ON_PREEMPTION
+        else:
+            outcome = CycleOutcome.ERROR if status.code == Code.ERROR else CycleOutcome.UNSCHEDULABLE
+        finish(h, le, leaf, pods[leaf.key], outcome, Status(Code.ERROR if outcome is CycleOutcome.ERROR else Code.UNSCHEDULABLE, status.reasons, status.plugin), started, result=result, nominations=nominations)
     _set_composite_conditions(h, tree, root, effective)
+
+
+def _preempt(fw: Framework, root: PodGroupState, pods: list[PodInfo], effective: dict[str, Status | None]) -> tuple[bool, dict[int, int] | None]:
+    """PodGroupPostFilter for a tree whose root is Unschedulable (``podGroupCycle``); its
+    messages appended to every group's status in ``effective`` (``applyPodGroupPostFilterResult``).
+    Returns whether the tree waits on preemption, and the nominations then."""
+    status = effective[root.key]
+    if status is None or status.code != Code.UNSCHEDULABLE:
+        return False, None
+    extra: tuple[str, ...] = ()
+    waiting, nominations = False, None
+    for r in fw.run_pod_group_post_filter(root, pods, status):
+        extra += tuple(x for x in r.status.reasons if x)
+        if r.status.code == Code.SUCCESS:
+            waiting, nominations = True, r.nominations
+    if extra:
+        for key, s in effective.items():
+            if s is not None:
+                effective[key] = Status(s.code, s.reasons + extra, s.plugin)
+    return waiting, nominations
 
 
 def _composites_under(tree: Hierarchies, st: PodGroupState) -> list[PodGroupState]:
@@ -279,4 +330,4 @@ def _set_composite_conditions(h: SchedulerHandle, tree: Hierarchies, root: PodGr
             set_condition(h, st, CycleOutcome.UNSCHEDULABLE, status.message, kind=COMPOSITE)
 
 
-__all__ = ["run_tree", "schedule_composite"]
+__all__ = ["run_root", "run_tree", "schedule_composite"]

@@ -40,9 +40,9 @@ from gangsim.scheduler.plugins.registry import REGISTRY
 from gangsim.scheduler.profiles import PLACEMENT_SCORE_WEIGHTS, Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
-from gangsim.scheduler.schedule_composite import schedule_composite
+from gangsim.scheduler.schedule_composite import run_root, schedule_composite
 from gangsim.scheduler.schedule_one import schedule_one
-from gangsim.scheduler.schedule_podgroup import run_algorithm, schedule_podgroup
+from gangsim.scheduler.schedule_podgroup import schedule_podgroup
 
 MAX_CYCLES_PER_INSTANT = 2_000_000
 
@@ -103,7 +103,7 @@ class Scheduler:
         for profile in config.profiles:
             args = PluginArgs(profile, config, self.features)
             plugins = policy.plugins(profile, topology_aware=config.topology_aware_workload_scheduling)
-            self.frameworks[profile.scheduler_name] = Framework(plugins, profile.score_weights, args, self, REGISTRY, run_algorithm, PLACEMENT_SCORE_WEIGHTS)
+            self.frameworks[profile.scheduler_name] = Framework(plugins, profile.score_weights, args, self, REGISTRY, run_root, PLACEMENT_SCORE_WEIGHTS)
         # queueing hints: which plugins registered for each event, over every profile
         self.hints: dict[ClusterEvent, frozenset[str]] = {}
         for fw in self.frameworks.values():

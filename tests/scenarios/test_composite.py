@@ -29,6 +29,7 @@ from builders import NO_BACKOFF, create, delete, events_of, make_composite, make
 CPG = NO_BACKOFF.with_changes(topology_aware_workload_scheduling=True, composite_pod_group=True)
 TAS = NO_BACKOFF.with_changes(topology_aware_workload_scheduling=True)
 WAITING_FOR_TREE = 'waiting for composite pod group "{}" tree to meet quorum'
+NO_VICTIMS = ", pod group preemption: No preemption victims found for incoming preemptor"
 
 
 def rack_nodes(layout: dict[str, int], cpu: float = 4):
@@ -85,13 +86,15 @@ def test_a_missing_parent_is_named_until_it_appears():
 def test_a_failing_parent_invalidates_a_child_that_succeeded():
     """pa fits rack a on its own, pb (8-CPU pods) fits nowhere: the gang root needs both, so pa
     is not bound either. pa and the root carry the root's placement fit error; pb its own; pb-0
-    its FitError and pb-1, never evaluated, pb's status."""
+    its FitError and pb-1, never evaluated, pb's status. Workload-aware preemption runs for the
+    root and finds nothing: its message ends every group's status (``applyPodGroupPostFilterResult``)
+    but not a pod's own FitError."""
     events = rack_nodes({"a": 2, "b": 1}) + [create(make_composite("root", 2, topology=("rack",)))]
     events += leaf("pa", 2, "root") + leaf("pb", 2, "root", cpu=8)
     log = run(make_trace(*events, config=CPG, horizon_s=30), "gang")
     assert placements(log) == {}
-    root_msg = "0/2 placements are available, first placement status: minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
-    pb_msg = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+    root_msg = "0/2 placements are available, first placement status: minCount (2) cannot be satisfied: 1 scheduled, 0 remaining" + NO_VICTIMS
+    pb_msg = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining" + NO_VICTIMS
     assert messages(log, "root", "Unschedulable") == {root_msg}
     assert messages(log, "pa", "Unschedulable") == {root_msg}
     assert messages(log, "pa-0", "FailedScheduling") == {root_msg}
@@ -300,6 +303,7 @@ FOUR = {"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1")
 # the others: their gang's (or, never evaluated, its parent's) placement-loop status
 FIT2 = "0/2 nodes are available: 2 Insufficient cpu."
 PG_MIN2 = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+PG_MIN2_WAP = PG_MIN2 + NO_VICTIMS  # the root failed: WAP ran for it and found nothing
 CONFLICT = "cannot determine domain for already scheduled pods: more than 1 domain found for pod group: zone-1, zone-2"
 
 UPSTREAM_MORE = [
@@ -426,7 +430,7 @@ UPSTREAM_MORE = [
          *[_p(f"p1-{i}", f"pg1-{(i + 1) // 2}") for i in range(1, 5)],
          _cpg("cpg-root2", topology="rack", at_s=2), _at(_pg("pg2-1", "cpg-root2"), 2), _at(_pg("pg2-2", "cpg-root2"), 2),
          *[_at(_p(f"p2-{i}", f"pg2-{(i + 1) // 2}"), 2) for i in range(1, 5)]],
-        dict(scheduled={f"p1-{i}" for i in range(1, 5)}, pending={"p2-1": FIT2, "p2-2": PG_MIN2, "p2-3": PG_MIN2, "p2-4": PG_MIN2}),
+        dict(scheduled={f"p1-{i}" for i in range(1, 5)}, pending={"p2-1": FIT2, "p2-2": PG_MIN2_WAP, "p2-3": PG_MIN2_WAP, "p2-4": PG_MIN2_WAP}),
         id="two CPG hierarchies schedule consecutively, second remains pending when no additional rack is available",
     ),
     pytest.param(

@@ -23,7 +23,7 @@ from gangsim.scheduler.framework.preemption.evaluator import (
     PodGroupStrategy,
     PodStrategy,
 )
-from gangsim.scheduler.framework.preemption.units import UnitIndex
+from gangsim.scheduler.framework.preemption.units import COMPOSITE_RANK, UnitIndex
 from gangsim.scheduler.framework.types import Diagnosis, PluginArgs, PodGroupState, PodInfo, PodPhase
 from gangsim.scheduler.plugins import names
 
@@ -103,8 +103,8 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
         scheduler_name = next((p.spec.scheduler_name for p in st.members.values()), "default-scheduler")
         victims = [p for u in res.victims for p in u.pods if not p.terminating]
         self._evict(victims, st.key, priority, PREEMPTING_PODGROUP.format(scheduler_name), "podgroup")
-        for key in sorted({u.group_key for u in res.victims if u.group_key}):
-            handle.log.event(handle.cluster.now, "PodGroup", key, "", EventReason.DISRUPTION_TARGET, f"DisruptionTarget: preempted by podgroup {st.key}")
+        for kind, key in sorted({("CompositePodGroup" if u.rank == COMPOSITE_RANK else "PodGroup", u.group_key) for u in res.victims if u.group_key}):
+            handle.log.event(handle.cluster.now, kind, key, "", EventReason.DISRUPTION_TARGET, f"DisruptionTarget: preempted by podgroup {st.key}")
         for row in sorted({row for _, row in res.placed}):
             for q in handle.nominator.pods_for_row(row):
                 if q.priority < priority and q.group_key != st.key:

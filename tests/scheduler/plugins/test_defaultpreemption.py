@@ -166,7 +166,10 @@ def test_pod_group_post_filter_evicts_for_the_whole_group():
     ("kwargs", "want"),
     [
         pytest.param({"residents_priority": 100}, Status(UU, ("pod group preemption: No preemption victims found for incoming preemptor",)), id="no-lower-priority-victims"),
-        pytest.param({"topology": ("zone",)}, Status(U, ("pod group preemption: not supported with topology constraints",)), id="topology-constraints"),
+        # a topology key no node carries: WAP runs (newest code) and returns the placement loop's
+        # status on the cleaned cluster (``selectVictimsOnDomain``: "If the scheduling failed
+        # after removing all potential victims, return the status")
+        pytest.param({"topology": ("zone",)}, Status(U, ("pod group preemption: 0/0 placements are available, first placement status: no node has the topology key",)), id="topology-key-on-no-node"),
         pytest.param({"preemption_policy": "Never"}, Status(U, ("pod group preemption: not eligible due to preemptionPolicy=Never.",)), id="preemption-policy-never"),
     ],
 )

@@ -32,7 +32,6 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
-TOPOLOGY_REFUSAL = "not supported with topology constraints"  # DefaultPreemption prefixes "pod group preemption: "
 ONGOING = "ongoing preemption on nominated nodes"
 NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 _INT32_OFFSET = 2**31
@@ -276,9 +275,14 @@ class PodGroupStrategy:
 
     def eligible(self) -> GroupPreemption | None:
         group, pods, handle = self.st.group, self.pods, self.handle
-        # 0) Groups with topology constraints never preempt.
-        if group is not None and group.policy.topology_keys:
-            return GroupPreemption(Status(Code.UNSCHEDULABLE, (TOPOLOGY_REFUSAL,)))
+        # 0) A group with topology constraints preempts like any other (newest upstream, where
+        #    the code wins over SEMANTICS §8.8 item 7 and the issue text "groups with topology
+        #    constraints never preempt": ``DefaultPreemption.PodGroupPostFilter`` in
+        #    defaultpreemption/default_preemption.go no longer returns "not supported with
+        #    topology constraints", kubernetes#140683 "Allow WAP when pod group uses TAS").
+        #    The placement loop is inside ``run_pod_group_algorithm`` (kube's pgSchedulingFunc,
+        #    ``RunRootSchedulingAlgorithm`` in ``podGroupCycle``, schedule_one_podgroup.go), so
+        #    the proposed placement, and with it the victims, lie in one domain.
         #    The group's preemption policy, then ongoing preemption on nominated nodes.
         policy = group.policy.preemption_policy if group is not None and group.policy.preemption_policy is not None else None
         if policy is None:

@@ -1,10 +1,13 @@
 """Victim units, their importance order, PDB accounting and the reprieve, shared by both
 preemption strategies.
 
-A unit is a single pod or, for a PodGroup with ``disruptionMode: all``, every scheduled pod of
-the group (SEMANTICS §11.1). Importance (most important first, §5 step 3d): priority desc; with
-GenericWorkload on, type rank PodGroup(2) > Pod(1) and more pods first; earlier start first
-(unstarted = newest); lower UID first.
+A unit is a single pod or, when the pod's PodGroup or one of its CompositePodGroup ancestors has
+``disruptionMode: all``, every scheduled pod under the highest such ancestor (SEMANTICS §11.1;
+``getHighestAllAncestor`` and ``searchCrossNodesVictimPods`` in
+pkg/scheduler/framework/preemption). Its priority is the pod's victim priority (the root's in a
+tree, ``getPodPriority``). Importance (most important first, §5 step 3d; ``MoreImportantVictim``):
+priority desc; with GenericWorkload on, type rank CompositePodGroup(3) > PodGroup(2) > Pod(1)
+(``victimRank``) and more pods first; earlier start first (unstarted = newest); lower UID first.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from dataclasses import dataclass, field
 
 from gangsim.api.objects import DisruptionMode, PodDisruptionBudget
 from gangsim.scheduler.framework.handle import Handle, SnapshotView
-from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodPhase
+from gangsim.scheduler.framework.types import NO_NODE, PodGroupState, PodInfo, PodPhase, is_composite
 
 POD_RANK = 1
 PODGROUP_RANK = 2
+COMPOSITE_RANK = 3
 _NEVER_STARTED = 1 << 62
 
 
@@ -59,20 +63,39 @@ class UnitIndex:
         if pod.uid in seen:
             return None
         st = self.handle.pod_group(pod.group_key) if pod.group_key and self.generic_workload else None
-        group = st.group if st is not None else None
-        if group is None:
+        if st is None or st.group is None:
             seen.add(pod.uid)
             return VictimUnit([pod], pod.priority).finish(self.generic_workload)
-        if group.policy.disruption_mode is DisruptionMode.ALL:
-            members = [m for m in st.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING) and m.node_row != NO_NODE]  # type: ignore[union-attr]
-            if pod not in members:
-                members.append(pod)
-            members.sort(key=lambda m: m.uid)
-            for m in members:
-                seen.add(m.uid)
-            return VictimUnit(members, group.priority, PODGROUP_RANK, st.key).finish(True)  # type: ignore[union-attr]
-        seen.add(pod.uid)
-        return VictimUnit([pod], group.priority, PODGROUP_RANK, st.key).finish(True)  # type: ignore[union-attr]
+        priority = self.handle.victim_priority(pod)
+        top = self.highest_all(st)
+        if top is None:
+            seen.add(pod.uid)
+            return VictimUnit([pod], priority, PODGROUP_RANK, st.key).finish(True)
+        tree = self.handle.hierarchy
+        leaves = tree.leaves(top) if tree is not None else [top]
+        members = [m for leaf in leaves for m in leaf.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING) and m.node_row != NO_NODE]
+        if pod not in members:
+            members.append(pod)
+        members.sort(key=lambda m: m.uid)
+        for m in members:
+            seen.add(m.uid)
+        return VictimUnit(members, priority, COMPOSITE_RANK if is_composite(top) else PODGROUP_RANK, top.key).finish(True)
+
+    def highest_all(self, st: PodGroupState) -> PodGroupState | None:
+        """``getHighestAllAncestor``: the highest of ``st`` and its CompositePodGroup ancestors
+        with ``disruptionMode: all`` (None: none has it)."""
+        top = st if st.group is not None and st.group.policy.disruption_mode is DisruptionMode.ALL else None
+        tree = self.handle.hierarchy
+        key = st.key
+        while tree is not None:
+            parent = tree.parent_key(key)
+            up = tree.composites.get(parent) if parent is not None else None
+            if up is None or up.group is None:
+                break
+            if up.group.policy.disruption_mode is DisruptionMode.ALL:
+                top = up
+            key = parent  # type: ignore[assignment]
+        return top
 
     def on_row(self, preemptor_priority: int, row: int) -> list[VictimUnit]:
         """Units on the node with priority lower than the preemptor's (§5 step 3a, §11.3)."""

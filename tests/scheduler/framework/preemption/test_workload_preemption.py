@@ -248,9 +248,12 @@ def test_S13_all_mode_gang_evicts_three_and_reprieves_the_most_important():
     assert {placements(log)[f"high-{i}"] for i in range(1, 4)} == {"node"}
 
 
-def test_S12_topology_constrained_gang_never_preempts():
-    """Under the TopologyAwareWorkloadScheduling gate (with it off the API server drops the
-    constraint: tests/scenarios/test_topology_aware.py)."""
+def test_S12_topology_constrained_gang_preempts_in_its_domain():
+    """SCENARIOS S12 expected no preemption from the code it was derived from; the newest code
+    wins: ``DefaultPreemption.PodGroupPostFilter`` no longer refuses a group with topology
+    constraints (kubernetes#140683), so WAP removes the least important units (the two priority-5
+    pods) and mid-pg runs in zone1. (With the gate off the API server drops the constraint:
+    tests/scenarios/test_topology_aware.py.)"""
     t = make_trace(
         create(make_node("node", cpu=4, labels={"topology.kubernetes.io/zone": "zone1"})),
         victim("very-low-p1", "node", 5), victim("very-low-p2", "node", 5),
@@ -261,13 +264,8 @@ def test_S12_topology_constrained_gang_never_preempts():
         config=SchedulerConfig(topology_aware_workload_scheduling=True),
     )
     log = run(t, "gang")
-    assert victims(log) == []
-    rows = [p for p in log.pods if p.pod.endswith("mid-p1")]
-    assert rows[0].bound_ms is None
-    # mid-p1 failed Filter on its own: its own FitError; the refusal is in the group's status
-    assert rows[0].waiting_reason == "0/1 nodes are available: 1 Insufficient cpu."
-    group = [m for k, o, m in zip(log.ev_kind, log.ev_object, log.ev_message) if k == "PodGroup" and o == "default/mid-pg"]
-    assert group and group[-1].endswith(", pod group preemption: not supported with topology constraints")
+    assert victims(log) == ["very-low-p1", "very-low-p2"]
+    assert {placements(log)[f"mid-p{i}"] for i in (1, 2)} == {"node"}
 
 
 def test_single_pod_preempts_a_whole_all_group_under_gang():
