@@ -34,6 +34,9 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 ONGOING = "ongoing preemption on nominated nodes"
 NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
+# ``PodGroupEvaluator.Preempt`` (framework/preemption/podgrouppreemption.go, newest): the Success
+# status once the victims are chosen, with len(victims.Pods)
+FOUND_PLACEMENT = "found a placement for podgroup, preempting {} victims"
 _INT32_OFFSET = 2**31
 _UNSCHEDULABLE = int(Code.UNSCHEDULABLE)  # a plain int: numpy compares it without the enum's lookups
 
@@ -319,7 +322,8 @@ class PodGroupStrategy:
         nominations = {p.uid: NO_NODE for p in pods}
         for p, row in placed:
             nominations[p.uid] = row
-        return [GroupPreemption(Status(Code.SUCCESS, ()), sort_by_importance(victims), nominations, violations, placed)]
+        message = FOUND_PLACEMENT.format(sum(len(u.pods) for u in victims))
+        return [GroupPreemption(Status(Code.SUCCESS, (message,)), sort_by_importance(victims), nominations, violations, placed)]
 
     def _placements_still_fit(self, placed: list[tuple[PodInfo, int]]) -> bool:
         """Filter every proposed (pod, node) in order, assuming the earlier ones (Reserve)."""

@@ -1,0 +1,218 @@
+"""Workload-aware preemption for topology-constrained groups (KEP-5710 x KEP-5732): a PodGroup with
+``schedulingConstraints.topology`` and a CompositePodGroup tree preempt inside one domain.
+
+Newest upstream (where it disagrees with SEMANTICS §8.8 item 7, "groups with topology constraints
+never preempt", the code wins): ``DefaultPreemption.PodGroupPostFilter``
+(defaultpreemption/default_preemption.go) no longer refuses a group with topology constraints
+(kubernetes#140683 "Allow WAP when pod group uses TAS"); ``podGroupCycle``
+(schedule_one_podgroup.go) runs PodGroupPostFilter once for the root when its status is
+Unschedulable, its dry run being the whole ``RunRootSchedulingAlgorithm`` (placements and their
+scoring); ``PodGroupEvaluator.selectVictimsOnDomain`` (framework/preemption/podgrouppreemption.go)
+removes every lower-priority unit, runs that dry run once, then reprieves units against the one
+proposed placement. So the placement is chosen as if every lower-priority pod were gone (the
+cpg_tas_test.go comment: "the scores are computed without low-priority pods") and only units in
+the way of that placement are evicted. ``Preempt`` then reports "found a placement for podgroup,
+preempting N victims".
+
+The table ports every case of ``TestCPGTopologyAwareSchedulingWorkloadAwarePreemption``
+(kubernetes/kubernetes test/integration/scheduler/podgroup/topology_aware_scheduling/cpg_tas_test.go)
+with the makers of ``TestCPGTopologyAwareScheduling`` (2-CPU nodes, 1-CPU pods, priority 100)
+and ``makeAssignedPodWithPriority`` pods of priority 10 (standalone, grace period 0 as
+``makeAssignedPod``). Upstream's steps that wait for one result before the next create are
+seconds apart here. Expectations: ``scheduled`` (WaitForPodsScheduled, and no other ``p*`` pod
+bound), ``victims`` (WaitForPodsRemoved: exactly these were preempted), ``nodes``
+(VerifyAssignments), ``domains`` (VerifyAssignedInOneDomain), ``pending`` (WaitForPodsUnschedulable
+with gangsim's message), ``root`` (the root's first Unschedulable condition message: the placement
+loop's status and the preemption result appended, ``applyPodGroupPostFilterResult``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import NO_BACKOFF, create, events_of, make_group, make_node, make_pod, make_trace, placements, run
+
+from .test_composite import CPG, FOUR, _at, _busy, _cpg, _lnode, _node, _p, _pg, _preferring, _racks, _tainted, _tolerating, messages
+
+FOUND = ", pod group preemption: found a placement for podgroup, preempting {} victims"
+
+
+def _low(name, node, cpu=2):
+    """makeAssignedPodWithPriority(name, node, cpu, 10)."""
+    return create(make_pod(name, cpu=cpu, node_name=node, priority=10, grace_s=0))
+
+
+def _placements_failed(n, status):
+    return f"0/{n} placements are available, first placement status: {status}"
+
+
+MIN2_0_1 = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+
+WAP = [
+    pytest.param(
+        [*_racks(FOUR), _low("low1-z1-r1", "node1-z1-r1"), _low("low2-z1-r1", "node2-z1-r1"), _busy("existing", "node4-z1-r2", cpu=2),
+         _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2")],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, victims={"low1-z1-r1", "low2-z1-r1"}, nodes=[({"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r1"})],
+             root=_placements_failed(2, MIN2_0_1) + FOUND.format(2)),
+        id="parent CPG has topology constraints, children do not; schedules on a single rack after preempting lower priority pods",
+    ),
+    pytest.param(
+        [*_racks(FOUR), _low("low1-z1-r1", "node1-z1-r1"), _low("low2-z1-r1", "node2-z1-r1"), _busy("existing", "node4-z1-r2", cpu=2),
+         _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2"),
+         _at(_p("p5", "pg1"), 10)],
+        # rack-2 has 2 CPU free, but the tree is pinned to rack-1 by its scheduled pods and
+        # nothing of lower priority is left to preempt
+        dict(scheduled={"p1", "p2", "p3", "p4"}, victims={"low1-z1-r1", "low2-z1-r1"}, nodes=[({"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r1"})],
+             pending={"p5": "0/2 nodes are available: 2 Insufficient cpu."}),
+        id="parent CPG has topology constraints, children do not; schedules on a single rack after preempting lower priority pods, then cannot schedule additional pods",
+    ),
+    pytest.param(
+        [*_racks(FOUR), _busy("existing", "node4-z1-r2", group="pg1"), _low("low1-z1-r2", "node3-z1-r2"), _low("low2-z1-r2", "node4-z1-r2", cpu=1),
+         _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root"), _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2")],
+        dict(scheduled={"p1", "p2", "p3"}, victims={"low1-z1-r2", "low2-z1-r2"}, nodes=[({"p1", "p2", "p3"}, {"node3-z1-r2", "node4-z1-r2"})],
+             root=_placements_failed(1, MIN2_0_1) + FOUND.format(2)),
+        id="parent CPG has topology constraints, children do not; preexisting pod belonging to the hierarchy determines topology and lower priority pods are preempted",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1")}), _low("low1-z1-r1", "node1-z1-r1"), _busy("existing2", "node2-z1-r2", cpu=2),
+         _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root", basic=True), _pg("pg2", "cpg-root", basic=True), _p("p1", "pg1"), _p("p2", "pg2")],
+        dict(scheduled={"p1", "p2"}, victims={"low1-z1-r1"}, nodes=[({"p1", "p2"}, {"node1-z1-r1"})]),
+        id="parent CPG has topology constraints, children do not; schedules on a rack after preempting lower priority pods",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r1": ("rack-1", "zone-1"), "node3-z2-r2": ("rack-2", "zone-2"), "node4-z2-r2": ("rack-2", "zone-2"),
+                  "node5-z2-r2": ("rack-2", "zone-2"), "node6-z2-r3": ("rack-3", "zone-2"), "node7-z2-r3": ("rack-3", "zone-2"), "node8-z2-r3": ("rack-3", "zone-2"),
+                  "node9-z2-r4": ("rack-4", "zone-2")}),
+         _busy("existing1", "node3-z2-r2", cpu=2), _busy("existing2", "node8-z2-r3"),
+         _low("low1-z1-r1", "node1-z1-r1"), _low("low1-z2-r2", "node4-z2-r2"), _low("low1-z2-r3", "node6-z2-r3"), _low("low2-z2-r3", "node8-z2-r3", cpu=1),
+         _cpg("cpg-root", topology="rack"), _pg("pg1", "cpg-root"), _pg("pg2", "cpg-root", min_count=1), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2")],
+        # with every potential victim gone: rack-1 3/4, rack-2 5/6, rack-3 4/6, rack-4 infeasible
+        dict(scheduled={"p1", "p2", "p3"}, victims={"low1-z2-r2"}, nodes=[({"p1", "p2", "p3"}, {"node3-z2-r2", "node4-z2-r2", "node5-z2-r2"})],
+             still={"low1-z1-r1": "node1-z1-r1", "low1-z2-r3": "node6-z2-r3", "low2-z2-r3": "node8-z2-r3"},
+             root=_placements_failed(4, "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining") + FOUND.format(1)),
+        id="parent CPG has topology constraints, children do not; preemption chooses the rack with the highest allocation percentage among several feasible racks",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z2-r1": ("rack-1", "zone-2"), "node4-z2-r1": ("rack-1", "zone-2")}),
+         _low("low-z1-r1", "node1-z1-r1"), _low("low-z1-r2", "node2-z1-r2"), _busy("existing-z2", "node3-z2-r1"),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root", "rack"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2")],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, victims={"low-z1-r1", "low-z1-r2"}, nodes=[({"p1", "p2", "p3", "p4"}, {"node1-z1-r1", "node2-z1-r2"})],
+             domains=[({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack")]),
+        id="parent CPG and child PGs both have topology constraints (multi-level constraints: zone and rack) with preemption",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z1-r3": ("rack-3", "zone-1"), "node4-z2-r1": ("rack-1", "zone-2"), "node5-z2-r1": ("rack-1", "zone-2")}),
+         _low("low-z1-r3", "node3-z1-r3"), _low("low-z2-r1", "node4-z2-r1"),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root", "rack"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2"),
+         _at(_pg("pg3", "cpg-root", "rack"), 10), _at(_p("p5", "pg3"), 10), _at(_p("p6", "pg3"), 10),
+         _at(_pg("pg4", "cpg-root", "rack"), 20), _at(_p("p7", "pg4"), 20), _at(_p("p8", "pg4"), 20)],
+        # pg4: preemption could free zone-2's rack-1, but the tree is pinned to zone-1, where nothing is left to preempt
+        dict(scheduled={f"p{i}" for i in range(1, 7)}, victims={"low-z1-r3"}, domains=[({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack"), ({"p5", "p6"}, "rack")],
+             nodes=[({"p5", "p6"}, {"node3-z1-r3"})],
+             # p7 failed Filter in pg4's first rack (one node); p8, never evaluated, carries pg4's
+             # status: the root (its quorum met by pg1-pg3) placed nothing, Unschedulable "no pods
+             # were schedulable", so WAP ran and its dry run, with low-z2-r1 gone, ended the same
+             pending={"p7": "0/1 nodes are available: 1 Insufficient cpu.",
+                      "p8": _placements_failed(3, MIN2_0_1) + ", pod group preemption: no pods were schedulable"}),
+        id="parent CPG and child PGs both have topology constraints (multi-level constraints: zone and rack), preemption does not help for subsequent",
+    ),
+    pytest.param(
+        [_tainted("node1-z1-r1", "rack-1", "zone-1"), *_racks({"node2-z1-r2": ("rack-2", "zone-1"), "node3-z1-r3": ("rack-3", "zone-1"), "node4-z2-r1": ("rack-1", "zone-2"), "node5-z2-r2": ("rack-2", "zone-2")}),
+         _low("low-z1-r1", "node1-z1-r1"), _busy("existing-z2", "node5-z2-r2"), _busy("existing-z1-r2", "node2-z1-r2"), _busy("existing-z1-r3", "node3-z1-r3"),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root"),
+         _tolerating("p1", "pg1"), _tolerating("p2", "pg1"), _preferring("p3", "pg2", "node4-z2-r1"), _preferring("p4", "pg2", "node4-z2-r1")],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, victims={"low-z1-r1"}, domains=[({"p1", "p2", "p3", "p4"}, "zone"), ({"p1", "p2"}, "rack")],
+             nodes=[({"p1", "p2"}, {"node1-z1-r1"}), ({"p3", "p4"}, {"node2-z1-r2", "node3-z1-r3"})]),
+        id="parent CPG and only one child PG has topology constraints; the other child uses parent's topology with preemption",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z1-r2": ("rack-2", "zone-1"), "node4-z2-r1": ("rack-1", "zone-2"), "node5-z2-r1": ("rack-1", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _pg("pg1", "cpg-root", "rack"), _pg("pg2", "cpg-root", "rack"),
+         _busy("existing-z1", "node1-z1-r1", group="pg1"), _low("low-z1-r1", "node1-z1-r1", cpu=1), _low("low-z1-r2", "node2-z1-r2"),
+         _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2")],
+        dict(scheduled={"p1", "p2", "p3"}, victims={"low-z1-r1", "low-z1-r2"}, nodes=[({"p1"}, {"node1-z1-r1"}), ({"p2", "p3"}, {"node2-z1-r2", "node3-z1-r2"})]),
+        id="parent CPG and all child PGs have topology constraints, preexisting pod group pods constrain available topology domains with preemption",
+    ),
+    pytest.param(
+        [_lnode("node1-z1-g1-r1", zone="zone-1", block="block-1", rack="rack-1"), _lnode("node2-z1-g1-r2", zone="zone-1", block="block-1", rack="rack-2"),
+         _lnode("node3-z1-g2-r1", zone="zone-1", block="block-2", rack="rack-1"), _lnode("node4-z1-g2-r2", zone="zone-1", block="block-2", rack="rack-2"),
+         _lnode("node5-z2-g1-r1", zone="zone-2", block="block-1", rack="rack-1"), _lnode("node6-z2-g1-r1", zone="zone-2", block="block-1", rack="rack-1"),
+         _low("low-z1-1", "node1-z1-g1-r1"), _low("low-z1-2", "node2-z1-g1-r2"), _low("low-z1-3", "node3-z1-g2-r1"), _low("low-z1-4", "node4-z1-g2-r2"),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", "block"), _cpg("cpg-sub2", "cpg-root", "block"),
+         _pg("pg1", "cpg-sub1", "rack"), _pg("pg2", "cpg-sub1", "rack"), _pg("pg3", "cpg-sub2", "rack"), _pg("pg4", "cpg-sub2", "rack"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)}, victims={"low-z1-1", "low-z1-2", "low-z1-3", "low-z1-4"},
+             domains=[({f"p{i}" for i in range(1, 9)}, "zone"), ({"p1", "p2", "p3", "p4"}, "block"), ({"p5", "p6", "p7", "p8"}, "block"),
+                      ({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack"), ({"p5", "p6"}, "rack"), ({"p7", "p8"}, "rack")]),
+        id="3-level CPG hierarchy: all levels have topology constraints (root=zone, sub=block, leaf=rack) with preemption",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z2-r1": ("rack-1", "zone-2")}),
+         _low("low-z1-r1", "node1-z1-r1"), _low("low-z1-r2", "node2-z1-r2"),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", basic=True), _cpg("cpg-sub2", "cpg-root", basic=True),
+         _pg("pg1", "cpg-sub1", "rack"), _pg("pg2", "cpg-sub2", "rack"), _p("p1", "pg1"), _p("p2", "pg1"), _p("p3", "pg2"), _p("p4", "pg2")],
+        dict(scheduled={"p1", "p2", "p3", "p4"}, victims={"low-z1-r1", "low-z1-r2"},
+             domains=[({"p1", "p2", "p3", "p4"}, "zone"), ({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack")]),
+        id="3-level CPG hierarchy: mid-level without topology constraints (root=zone, sub=none, leaf=rack) with preemption",
+    ),
+    pytest.param(
+        [*_racks({"node1-z1-r1": ("rack-1", "zone-1"), "node2-z1-r2": ("rack-2", "zone-1"), "node3-z2-r3": ("rack-3", "zone-2"), "node4-z2-r4": ("rack-4", "zone-2")}),
+         _low("low-z1-r1", "node1-z1-r1"), _low("low-z1-r2", "node2-z1-r2"), _low("low-z2-r3", "node3-z2-r3"), _low("low-z2-r4", "node4-z2-r4"),
+         _cpg("cpg-root", basic=True), _cpg("cpg-sub1", "cpg-root", "zone"), _cpg("cpg-sub2", "cpg-root", "zone"),
+         _pg("pg1", "cpg-sub1", "rack"), _pg("pg2", "cpg-sub1", "rack"), _pg("pg3", "cpg-sub2", "rack"), _pg("pg4", "cpg-sub2", "rack"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)}, victims={"low-z1-r1", "low-z1-r2", "low-z2-r3", "low-z2-r4"},
+             domains=[({"p1", "p2", "p3", "p4"}, "zone"), ({"p5", "p6", "p7", "p8"}, "zone"), ({"p1", "p2"}, "rack"), ({"p3", "p4"}, "rack"), ({"p5", "p6"}, "rack"), ({"p7", "p8"}, "rack")]),
+        id="3-level CPG hierarchy: top level without topology constraint (root=none, sub=zone, leaf=rack) with preemption",
+    ),
+    pytest.param(
+        [*_racks({**FOUR, "node5-z2-r3": ("rack-3", "zone-2"), "node6-z2-r3": ("rack-3", "zone-2")}),
+         _low("low-z1-r1-1", "node1-z1-r1"), _low("low-z1-r1-2", "node2-z1-r1"), _low("low-z1-r2-1", "node3-z1-r2"), _low("low-z1-r2-2", "node4-z1-r2"),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", "rack"), _cpg("cpg-sub2", "cpg-root", "rack"),
+         _pg("pg1", "cpg-sub1"), _pg("pg2", "cpg-sub1"), _pg("pg3", "cpg-sub2"), _pg("pg4", "cpg-sub2"),
+         *[_p(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)]],
+        dict(scheduled={f"p{i}" for i in range(1, 9)}, victims={"low-z1-r1-1", "low-z1-r1-2", "low-z1-r2-1", "low-z1-r2-2"},
+             domains=[({f"p{i}" for i in range(1, 9)}, "zone"), ({"p1", "p2", "p3", "p4"}, "rack"), ({"p5", "p6", "p7", "p8"}, "rack")]),
+        id="3-level CPG hierarchy: bottom level without topology constraint (root=zone, sub=rack, leaf=none) with preemption",
+    ),
+    pytest.param(
+        [*_racks({**FOUR, "node5-z2-r1": ("rack-1", "zone-2"), "node6-z2-r1": ("rack-1", "zone-2"), "node7-z2-r2": ("rack-2", "zone-2"), "node8-z2-r2": ("rack-2", "zone-2")}),
+         _cpg("cpg-root", topology="zone"), _cpg("cpg-sub1", "cpg-root", "rack"), _cpg("cpg-sub2", "cpg-root", "rack"),
+         _pg("pg1", "cpg-sub1"), _pg("pg2", "cpg-sub1"), _pg("pg3", "cpg-sub2"), _pg("pg4", "cpg-sub2"),
+         _busy("existing-pg1", "node5-z2-r1", group="pg1"), _low("low-z2-r1", "node6-z2-r1"), _low("low-z2-r2", "node7-z2-r2"),
+         _p("p1", "pg1"), _p("p2", "pg2"), _p("p3", "pg2"), _p("p4", "pg3"), _p("p5", "pg3"), _p("p6", "pg4"), _p("p7", "pg4")],
+        dict(scheduled={f"p{i}" for i in range(1, 8)}, victims={"low-z2-r1", "low-z2-r2"},
+             nodes=[({f"p{i}" for i in range(1, 8)}, {"node5-z2-r1", "node6-z2-r1", "node7-z2-r2", "node8-z2-r2"}),
+                    ({"p1", "p2", "p3"}, {"node5-z2-r1", "node6-z2-r1"}), ({"p4", "p5", "p6", "p7"}, {"node7-z2-r2", "node8-z2-r2"})]),
+        id="3-level CPG hierarchy: preexisting pod in leaf PodGroup determines topology for intermediate and root CPGs with preemption",
+    ),
+]
+
+
+def check(events, want, log) -> None:
+    labels = {e.name: e.obj.labels for e in events if e.kind == "Node"}
+    got = placements(log)
+    assert {p for p in got if p.startswith("p")} == want["scheduled"]
+    assert {v.victim_pod.split("/", 1)[1] for v in log.victims} == want["victims"]
+    for pods, nodes in want.get("nodes", []):
+        assert {got[p] for p in pods} <= nodes, pods
+    for pods, key in want.get("domains", []):
+        assert len({labels[got[p]][key] for p in pods}) == 1, (pods, key)
+    for pod, node in want.get("still", {}).items():
+        assert got[pod] == node, pod
+    for pod, msg in want.get("pending", {}).items():
+        assert pod not in got, pod
+        if msg is not None:
+            assert messages(log, pod, "FailedScheduling") == {msg}, pod
+    if "root" in want:
+        assert events_of(log, "cpg-root", "Unschedulable")[0][2] == want["root"]
+
+
+@pytest.mark.parametrize(("events", "want"), WAP)
+def test_cpg_topology_aware_scheduling_workload_aware_preemption(events, want):
+    """Ported from ``TestCPGTopologyAwareSchedulingWorkloadAwarePreemption`` (all 14 cases)."""
+    check(events, want, run(make_trace(*events, config=CPG, horizon_s=60), "gang"))
