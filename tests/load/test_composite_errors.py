@@ -102,3 +102,13 @@ def test_a_valid_tree_loads(load):
     assert kinds == ["Workload", "CompositePodGroup", "PodGroup"]
     assert trace.events[2].obj.parent == "root"
     assert trace.events[0].obj.composite_templates[0].pod_group_templates[0].policy.min_count == 2
+
+
+def test_a_composite_pod_group_carries_disruption_mode_and_preemption_policy(load):
+    """Newest upstream reads ``cpg.Spec.DisruptionMode`` (``GenericPodGroup.HasDisruptionModeAll``:
+    the highest ``all`` ancestor is one victim unit) and ``cpg.Spec.PreemptionPolicy``
+    (``GenericPodGroup.GetPreemptionPolicy``: the tree's as a preemptor)."""
+    gang = "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {name: c, namespace: ml}\nspec:\n  workloadRef: {workloadName: w, templateName: c}\n  schedulingPolicy: {gang: {minGroupCount: 1}}\n"
+    obj = load(gang + "  disruptionMode: {all: {}}\n  preemptionPolicy: Never\n").events[0].obj
+    assert (obj.policy.disruption_mode.value, obj.policy.preemption_policy.value) == ("all", "Never")
+    assert load(gang).events[0].obj.policy.disruption_mode.value == "single"

@@ -34,7 +34,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import NO_BACKOFF, create, events_of, make_group, make_node, make_pod, make_trace, placements, run
+from builders import NO_BACKOFF, create, events_of, make_composite, make_group, make_node, make_pod, make_trace, placements, run
 
 from .test_composite import CPG, FOUR, _at, _busy, _cpg, _lnode, _node, _p, _pg, _preferring, _racks, _tainted, _tolerating, messages
 
@@ -216,3 +216,93 @@ def check(events, want, log) -> None:
 def test_cpg_topology_aware_scheduling_workload_aware_preemption(events, want):
     """Ported from ``TestCPGTopologyAwareSchedulingWorkloadAwarePreemption`` (all 14 cases)."""
     check(events, want, run(make_trace(*events, config=CPG, horizon_s=60), "gang"))
+
+
+# ---- a standalone PodGroup with a topology constraint --------------------------------------------
+TAS = NO_BACKOFF.with_changes(topology_aware_workload_scheduling=True)
+
+
+def test_a_rack_constrained_gang_preempts_in_the_fullest_rack_of_the_cleaned_cluster():
+    """SEMANTICS §8.8's example with lower-priority pods in the way: with every potential victim
+    removed rack2 scores 5/6 (rack1 3/4, rack3 4/6, rack4 cannot hold 3 pods), so the gang is
+    nominated there and only rack2's victim is evicted; the others are reprieved. The group's
+    condition carries the placement loop's status and ``Preempt``'s success message."""
+    racks = {"rack1": 2, "rack2": 3, "rack3": 3, "rack4": 1}
+    events = [create(make_node(f"{r}-{i}", cpu=2, memory_gi=8, labels={"rack": r})) for r, n in racks.items() for i in range(n)]
+    events += [create(make_pod("used-2", cpu=2, node_name="rack2-0", priority=100)), create(make_pod("used-3", cpu=1, node_name="rack3-2", priority=100))]
+    events += [_low("low-1", "rack1-0"), _low("low-2", "rack2-1"), _low("low-3", "rack3-0"), _low("low-3b", "rack3-2", cpu=1)]
+    events += [create(make_group("pg", 3, topology=("rack",), priority=100), 1)] + [create(make_pod(f"pg-{i}", cpu=1, group="pg", priority=100), 1) for i in range(3)]
+    log = run(make_trace(*events, config=TAS, horizon_s=60), "gang")
+    assert [v.victim_pod for v in log.victims] == ["default/low-2"]
+    got = placements(log)
+    assert {got[f"pg-{i}"] for i in range(3)} <= {"rack2-1", "rack2-2"}
+    assert {got[p] for p in ("low-1", "low-3", "low-3b")} == {"rack1-0", "rack3-0", "rack3-2"}
+    first = events_of(log, "pg", "Unschedulable")[0][2]
+    assert first == _placements_failed(4, "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining") + FOUND.format(1)
+
+
+# ---- CompositePodGroup victims and preemptors ----------------------------------------------------
+def test_a_tree_under_an_all_root_is_one_victim_across_racks():
+    """A low-priority tree whose root has ``disruptionMode: all`` (``getHighestAllAncestor``) is one
+    unit: all its scheduled pods, on any node (``searchCrossNodesVictimPods``), at the root's
+    priority, ranked above PodGroups and pods (``victimRank``: 3). The rack-a gang cannot do
+    without la-0's node, so lb-0 on rack b goes too; the CompositePodGroup gets DisruptionTarget."""
+    events = [create(make_node(f"{r}-{i}", cpu=4, memory_gi=8, labels={"rack": r})) for r in "ab" for i in range(2)]
+    events += [create(make_composite("low", 2, priority=10, mode="all")), create(make_group("la", 1, parent="low", priority=10)), create(make_group("lb", 1, parent="low", priority=10))]
+    events += [create(make_pod("la-0", cpu=4, group="la", node_name="a-0", priority=10, grace_s=0)), create(make_pod("lb-0", cpu=4, group="lb", node_name="b-0", priority=10, grace_s=0))]
+    events += [create(make_pod("solo", cpu=4, node_name="a-1", priority=10, grace_s=0))]
+    events += [create(make_group("hi", 2, topology=("rack",), priority=100), 1)] + [create(make_pod(f"hi-{i}", cpu=4, group="hi", priority=100), 1) for i in range(2)]
+    log = run(make_trace(*events, config=CPG, horizon_s=60), "gang")
+    assert sorted(v.victim_pod for v in log.victims) == ["default/la-0", "default/lb-0", "default/solo"]
+    assert {placements(log)[f"hi-{i}"] for i in range(2)} == {"a-0", "a-1"}
+    assert [(k, m) for k, o, r, m in zip(log.ev_kind, log.ev_object, log.ev_reason, log.ev_message) if r == "PreemptionByScheduler"] == [
+        ("CompositePodGroup", "DisruptionTarget: preempted by podgroup default/hi")
+    ]
+
+
+def test_a_tree_with_preemption_policy_never_does_not_preempt():
+    """The tree preempts with its root's policy (``GenericPodGroup.GetPreemptionPolicy``)."""
+    events = [*_racks(FOUR), _low("low1-z1-r1", "node1-z1-r1"), _low("low2-z1-r1", "node2-z1-r1"), _low("low3", "node3-z1-r2"), _low("low4", "node4-z1-r2")]
+    # ``validatePodGroup``: every group and pod of the hierarchy has the root's policy
+    events += [create(make_composite("cpg-root", 2, topology=("rack",), priority=100, preemption_policy="Never"))]
+    events += [create(make_group(g, 2, parent="cpg-root", priority=100, preemption_policy="Never")) for g in ("pg1", "pg2")]
+    events += [create(make_pod(p, cpu=1, group=g, priority=100, preemption_policy="Never")) for p, g in (("p1", "pg1"), ("p2", "pg1"), ("p3", "pg2"), ("p4", "pg2"))]
+    log = run(make_trace(*events, config=CPG, horizon_s=30), "gang")
+    assert not log.victims and not [p for p in placements(log) if p.startswith("p")]
+    want = _placements_failed(2, MIN2_0_1) + ", pod group preemption: not eligible due to preemptionPolicy=Never."
+    assert messages(log, "cpg-root", "Unschedulable") == {want}
+    assert messages(log, "p3", "FailedScheduling") == {want}  # never evaluated: its gang's, then the root's status
+
+
+# ---- the property --------------------------------------------------------------------------------
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    racks=st.lists(st.integers(1, 3), min_size=1, max_size=4),
+    lows=st.lists(st.tuples(st.integers(0, 11), st.integers(1, 2), st.integers(0, 2)), max_size=8),
+    gangs=st.lists(st.tuples(st.integers(1, 4), st.integers(1, 2), st.integers(0, 20), st.integers(0, 3)), min_size=1, max_size=6),
+)
+def test_preempting_gangs_stay_in_one_domain_and_preempt_only_lower_priorities(racks, lows, gangs):
+    """gang+tas with preemption: the pods of a rack-constrained gang bound at the same time all
+    run in one rack, and every victim has a lower priority than its preemptor."""
+    nodes = [f"r{i}-{j}" for i, n in enumerate(racks) for j in range(n)]
+    events = [create(make_node(n, cpu=2, memory_gi=8, labels={"rack": n.rsplit("-", 1)[0]})) for n in nodes]
+    used: dict[str, int] = defaultdict(int)
+    for k, (where, cpu, prio) in enumerate(lows):
+        node = nodes[where % len(nodes)]
+        if used[node] + cpu <= 2:
+            used[node] += cpu
+            events.append(create(make_pod(f"low{k}", cpu=cpu, node_name=node, priority=prio * 10, grace_s=0)))
+    for g, (size, cpu, at, prio) in enumerate(gangs):
+        events.append(create(make_group(f"g{g}", size, topology=("rack",), priority=prio * 10), at))
+        events += [create(make_pod(f"g{g}-{i}", cpu=cpu, group=f"g{g}", priority=prio * 10, grace_s=0), at) for i in range(size)]
+    log = run(make_trace(*events, config=TAS, horizon_s=120), "gang")
+    assert all(v.victim_priority < v.preemptor_priority for v in log.victims)
+    spans: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+    for p in log.pods:
+        if p.bound_ms is not None and p.node and p.gang:
+            spans[p.gang].append((p.bound_ms, p.ended_ms if p.ended_ms is not None else float("inf"), p.node.rsplit("-", 1)[0]))
+    for gang, s in spans.items():
+        for a in s:
+            for b in s:
+                if a[0] < b[1] and b[0] < a[1]:  # bound at the same time
+                    assert a[2] == b[2], (gang, s)

@@ -2,7 +2,8 @@
 the doomed pass and the replayed passes of ``fastpath.counted`` / ``fastpath.rotation`` over each
 placement's rows) changes no placement: A/B tests on report bytes with the switch off and with
 every shortcut off (the reference path), on the bundled rack trace, a congested generated
-topology trace, a small B3-TAS and generated topology clusters; and a non-timing guard."""
+topology trace (also with workload-aware preemption of block-constrained gangs), a small B3-TAS
+and generated topology clusters; and a non-timing guard."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -73,6 +74,20 @@ def test_a_congested_topology_trace_writes_the_reference_report(nodes_per_block,
     trace = tas(load_trace([_congested_topology_trace(tmp_path, 1, nodes_per_block)]))
     trace = replace(trace, horizon_ms=4 * 3_600_000)
     assert replay(trace, "gang").counters["doomed_passes"] > 0  # the fast path is exercised
+    assert_same_reports(trace, tmp_path)
+
+
+@pytest.mark.parametrize(("seed", "nodes_per_block"), [(5, 8), (2, 120)])
+def test_topology_constrained_preemption_writes_the_reference_report(seed, nodes_per_block, tmp_path):
+    """Workload-aware preemption for block-constrained gangs (newest upstream preempts inside a
+    placement): the dry runs go through the same placement loop and its fast paths (doomed
+    passes, replayed passes, kept plans) on a cluster with victims removed; the reports are the
+    reference path's, with the placement fast path off and with every shortcut off."""
+    trace = tas(load_trace([_congested_topology_trace(tmp_path, seed, nodes_per_block)]))
+    trace = replace(trace, horizon_ms=4 * 3_600_000)
+    log = replay(trace, "gang")
+    assert log.victims and all(v.victim_priority < v.preemptor_priority for v in log.victims)  # preemption is exercised
+    assert log.counters["doomed_passes"] > 0
     assert_same_reports(trace, tmp_path)
 
 
