@@ -25,7 +25,7 @@ from gangsim.eventlog import EventLog
 CONFIG: SchedulerConfig = NO_BACKOFF.with_changes(permit_timeout_ms=5000)
 
 # Messages (SEMANTICS §4.4, §5, §7, §8.4, §8.5; framework runtime for the Permit timeout)
-WAITING_FOR_GROUP = 'waiting for pod\'s pod group "pg1" to appear in scheduling queue'
+WAITING_FOR_GROUP = 'waiting for pods\'s pod group "pg1" to appear in scheduling queue'
 WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
 INSUFFICIENT_CPU = "0/1 nodes are available: 1 Insufficient cpu."
 NO_VICTIMS = "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."

@@ -45,7 +45,7 @@ def test_the_yaml_replays_S03_under_gang(trace):
     log = run(trace, "gang")
     assert bound(log) == {"blocker": (0, "node"), "p1": (20, "node"), "p2": (20, "node"), "p3": (20, "node")}
     assert [c[:3] for c in condition_events(log)] == [(2, "pg1", "Unschedulable"), (20, "pg1", "Scheduled")]
-    assert {e[3] for e in events(log, reasons=("Gated",))} == {'waiting for pod\'s pod group "pg1" to appear in scheduling queue'}
+    assert {e[3] for e in events(log, reasons=("Gated",))} == {'waiting for pods\'s pod group "pg1" to appear in scheduling queue'}
 
 
 SUMMARY = {

@@ -104,7 +104,7 @@ def test_gang_policies_register_for_pod_group_events(policy):
 # ---- PreEnqueue gating ---------------------------------------------------------------------------
 GATES_AB = "waiting for scheduling gates: [a b]"
 GATES_B = "waiting for scheduling gates: [b]"
-NO_GROUP = 'waiting for pod\'s pod group "pg" to appear in scheduling queue'
+NO_GROUP = 'waiting for pods\'s pod group "pg" to appear in scheduling queue'
 MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
 
 

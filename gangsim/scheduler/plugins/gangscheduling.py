@@ -31,9 +31,10 @@ from gangsim.scheduler.framework.types import PluginArgs, PodGroupState, PodInfo
 from gangsim.scheduler.plugins import names
 
 NAME = names.GANG_SCHEDULING
-# ``GangScheduling.PreEnqueue`` (gangscheduling.go, preEnqueueHierarchiesDisabled): the newest code
-# (the one with hierarchy_tracker.go) says "pod's"; earlier v1.36 code and its tests said "pods's"
-WAITING_FOR_GROUP = 'waiting for pod\'s pod group "{}" to appear in scheduling queue'
+# ``GangScheduling.PreEnqueue`` (gangscheduling.go, ``preEnqueueHierarchiesDisabled`` and
+# ``preEnqueueWithHierarchies``): upstream's spelling "pods's" in every stored version, the newest
+# (with ``checkCPGHierarchyReadiness`` and PlacementFeasible) included, and in its TestPreEnqueue
+WAITING_FOR_GROUP = 'waiting for pods\'s pod group "{}" to appear in scheduling queue'
 WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
 # ``GangScheduling.Permit`` of the PodGroup-API barrier (v1.36 gangscheduling.go, before Permit moved
 # into the PodGroup cycle); the v1.35 Workload-API code said "... to be waiting on permit"

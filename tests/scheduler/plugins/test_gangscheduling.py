@@ -15,10 +15,10 @@ Left out: the queueing-hint tests
 entities itself, ``Scheduler._group_event``); nanosecond/microsecond durations (gangsim's clock is
 in milliseconds).
 
-Messages: the PreEnqueue message for a missing PodGroup is the newest code's
-(``preEnqueueHierarchiesDisabled`` in gangscheduling.go as of hierarchy_tracker.go: ``pod's pod
-group``); the ported test table of the older code said ``pods's pod group``, so that case's
-message is pinned to the newest code instead. The Permit Wait status is the PodGroup-API
+Messages: the PreEnqueue message for a missing PodGroup is upstream's ``pods's pod group`` (sic),
+as every stored version of ``preEnqueueHierarchiesDisabled`` / ``preEnqueueWithHierarchies``
+(gangscheduling.go, the newest with ``checkCPGHierarchyReadiness`` included) and TestPreEnqueue
+say. The Permit Wait status is the PodGroup-API
 barrier's (``GangScheduling.Permit``: ``waiting for minCount pods from a gang to be scheduled``).
 gangsim's own decision, tested as such: one deadline per group, created at the first Wait and
 reused by later ones (upstream gives each waiting pod 5 minutes from its own Wait).
@@ -60,7 +60,7 @@ P1, P2, P3, P4, P5 = member("p1", "pg1"), member("p2", "pg1"), member("p3", "pg1
 PRE_ENQUEUE = [
     pytest.param([PG1, PG2, PG3], [], pod("non-gang", "ns1"), None, id='TestPreEnqueue/"non-gang pod succeeds immediately"'),
     pytest.param([PG1, PG2, PG3], [], member("basic-pod", "pg3"), None, id='TestPreEnqueue/"basic policy pod succeeds immediately"'),
-    pytest.param([], [P2, P3, P4, P5], P1, Status(UU, ('waiting for pod\'s pod group "pg1" to appear in scheduling queue',), GANG),
+    pytest.param([], [P2, P3, P4, P5], P1, Status(UU, ('waiting for pods\'s pod group "pg1" to appear in scheduling queue',), GANG),
                  id='TestPreEnqueue/"gang pod fails PreEnqueue when pod group is not yet created (CPG enabled: false)"'),
     pytest.param([PG1, PG2], [P2, P4, P5], P1, Status(UU, (MIN_COUNT_MSG,), GANG), id='TestPreEnqueue/"gang pod fails PreEnqueue when quorum is not met"'),
     pytest.param([PG1, PG2], [P2, P3, P4, P5], P1, None, id='TestPreEnqueue/"gang pod passes PreEnqueue"'),
@@ -104,10 +104,10 @@ def test_pre_enqueue_message(groups, initial, target, want):
 
 
 def test_pre_enqueue_message_for_a_missing_podgroup_is_the_newest_upstream_text():
-    """``preEnqueueHierarchiesDisabled`` (gangscheduling.go, the version with hierarchy_tracker.go):
-    ``fmt.Sprintf("waiting for pod's pod group %q to appear in scheduling queue", ...)``."""
+    """``preEnqueueHierarchiesDisabled`` (gangscheduling.go, the newest stored version):
+    ``fmt.Sprintf("waiting for pods's pod group %q to appear in scheduling queue", ...)``."""
     got = pre_enqueue("gang", [], [P2, P3], P1)
-    assert got.message == 'waiting for pod\'s pod group "pg1" to appear in scheduling queue'
+    assert got.message == 'waiting for pods\'s pod group "pg1" to appear in scheduling queue'
 
 
 # ---- PreEnqueue with the CompositePodGroup gate (preEnqueueWithHierarchies) ----------------------
