@@ -267,7 +267,13 @@ class GroupPreemption:
 class PodGroupStrategy:
     """Workload-aware preemption (KEP-5710): one domain, the cluster. Every lower-priority unit
     is removed, the group algorithm places what it can, units are put back in importance order
-    while every proposed placement still passes Filter; the rest are the victims."""
+    while every proposed placement still passes Filter; the rest are the victims.
+
+    The preemptor is a PodGroup or the root of a CompositePodGroup tree (then ``pods`` are every
+    queued pod of the tree and priority and policy the root's, ``GenericPodGroup``); the group
+    algorithm is the profile's root algorithm, placement loop included, so a topology-constrained
+    group's proposed pods, and with them its victims, lie in the placement it picks on the
+    cleaned cluster (``PodGroupEvaluator.selectVictimsOnDomain``, podgrouppreemption.go)."""
 
     def __init__(self, handle: Handle, units: UnitIndex, group: PodGroupState, pods: list[PodInfo]) -> None:
         self.handle = handle
