@@ -241,6 +241,20 @@ def test_a_rack_constrained_gang_preempts_in_the_fullest_rack_of_the_cleaned_clu
     assert first == _placements_failed(4, "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining") + FOUND.format(1)
 
 
+def test_a_running_gang_preempts_inside_its_rack_for_a_late_member():
+    """A gang already running in rack a (its scheduled members pin the generator to that domain)
+    gets a third pod: rack b is empty, but the only placement is rack a, so the late pod's cycle
+    ends "no pods were schedulable" and WAP evicts the lower-priority pod on a-2 (the case
+    kubernetes#140683's review asked for: preemption for a PodGroup with TAS already scheduled)."""
+    events = [create(make_node(f"{r}-{i}", cpu=2, memory_gi=8, labels={"rack": r})) for r, n in {"a": 3, "b": 2}.items() for i in range(n)]
+    events += [_low("low", "a-2"), create(make_group("pg", 2, topology=("rack",), priority=100))]
+    events += [create(make_pod(f"pg-{i}", cpu=2, group="pg", priority=100)) for i in range(2)] + [create(make_pod("pg-2", cpu=2, group="pg", priority=100), 5)]
+    log = run(make_trace(*events, config=TAS, horizon_s=60), "gang")
+    assert [v.victim_pod for v in log.victims] == ["default/low"]
+    assert placements(log) == {"low": "a-2", "pg-0": "a-0", "pg-1": "a-1", "pg-2": "a-2"}  # pg-2 where low ran
+    assert messages(log, "pg-2", "FailedScheduling") == {"0/3 nodes are available: 3 Insufficient cpu."}
+
+
 # ---- CompositePodGroup victims and preemptors ----------------------------------------------------
 def test_a_tree_under_an_all_root_is_one_victim_across_racks():
     """A low-priority tree whose root has ``disruptionMode: all`` (``getHighestAllAncestor``) is one
