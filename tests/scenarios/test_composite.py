@@ -445,21 +445,27 @@ UPSTREAM_MORE = [
 ]
 
 
-@pytest.mark.parametrize(("events", "want"), UPSTREAM_MORE)
-def test_cpg_topology_aware_scheduling_more(events, want):
-    """Ported from ``TestCPGTopologyAwareScheduling`` (kubernetes/kubernetes
-    test/integration/scheduler/podgroup/topology_aware_scheduling/cpg_tas_test.go), cases 5-20."""
-    log = run(make_trace(*events, config=CPG, horizon_s=60), "gang")
+def check_placed(events, got, want) -> None:
+    """VerifyAssignments (``nodes``: pods within these nodes), VerifyAssignedInOneDomain
+    (``domains``: pods in one domain of the key) and ``exact`` placements."""
     labels = {e.name: e.obj.labels for e in events if e.kind == "Node"}
-    got = placements(log)
-    ours = {p: n for p, n in got.items() if p.startswith("p")}
-    assert set(ours) == want.get("scheduled", set())
     for pods, nodes in want.get("nodes", []):
         assert {got[p] for p in pods} <= nodes, pods
     for pods, key in want.get("domains", []):
         assert len({labels[got[p]][key] for p in pods}) == 1, (pods, key)
     for pod, node in want.get("exact", {}).items():
         assert got[pod] == node, pod
+
+
+@pytest.mark.parametrize(("events", "want"), UPSTREAM_MORE)
+def test_cpg_topology_aware_scheduling_more(events, want):
+    """Ported from ``TestCPGTopologyAwareScheduling`` (kubernetes/kubernetes
+    test/integration/scheduler/podgroup/topology_aware_scheduling/cpg_tas_test.go), cases 5-20."""
+    log = run(make_trace(*events, config=CPG, horizon_s=60), "gang")
+    got = placements(log)
+    ours = {p: n for p, n in got.items() if p.startswith("p")}
+    assert set(ours) == want.get("scheduled", set())
+    check_placed(events, got, want)
     for pod, msg in want.get("pending", {}).items():
         assert messages(log, pod, "FailedScheduling") == {msg}, pod
     for pod, (msg, t) in want.get("pending_until", {}).items():
