@@ -165,7 +165,8 @@ def test_pod_group_post_filter_evicts_for_the_whole_group():
 @pytest.mark.parametrize(
     ("kwargs", "want"),
     [
-        pytest.param({"residents_priority": 100}, Status(UU, ("pod group preemption: No preemption victims found for incoming preemptor",)), id="no-lower-priority-victims"),
+        # ``PodGroupEvaluator.Preempt`` (podgrouppreemption.go, newest): Unschedulable
+        pytest.param({"residents_priority": 100}, Status(U, ("pod group preemption: No preemption victims found for incoming preemptor",)), id="no-lower-priority-victims"),
         # a topology key no node carries: WAP runs (newest code) and returns the placement loop's
         # status on the cleaned cluster (``selectVictimsOnDomain``: "If the scheduling failed
         # after removing all potential victims, return the status")

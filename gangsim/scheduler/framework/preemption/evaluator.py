@@ -310,8 +310,8 @@ class PodGroupStrategy:
         handle, pods = self.handle, self.pods
         # 1) Potential victims: every unit of strictly lower priority, anywhere in the cluster.
         units = self.units.below(self.priority)
-        if not units:
-            return GroupPreemption(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_GROUP_VICTIMS,)))
+        if not units:  # Unschedulable in the newest ``PodGroupEvaluator.Preempt`` (was UnschedulableAndUnresolvable)
+            return GroupPreemption(Status(Code.UNSCHEDULABLE, (NO_GROUP_VICTIMS,)))
         snap = handle.snapshot
         budgets = pdb_budgets(handle)  # from the cluster as it is, before anything is removed
         with units_removed(snap, units) as homes:
