@@ -20,6 +20,7 @@ from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
 from gangsim.scheduler.fastpath import rotation
 from gangsim.sim.replay import replay
+from scenarios.test_tas_preemption import CPG, WAP
 
 ROOT = Path(__file__).resolve().parents[2]
 OFF = {"fast_path": FastPath(placement_passes=False)}
@@ -89,6 +90,14 @@ def test_topology_constrained_preemption_writes_the_reference_report(seed, nodes
     assert log.victims and all(v.victim_priority < v.preemptor_priority for v in log.victims)  # preemption is exercised
     assert log.counters["doomed_passes"] > 0
     assert_same_reports(trace, tmp_path)
+
+
+@pytest.mark.parametrize(("events", "want"), WAP)
+def test_composite_tree_preemption_writes_the_reference_report(events, want, tmp_path):
+    """The ported ``TestCPGTopologyAwareSchedulingWorkloadAwarePreemption`` cases: a tree's
+    workload-aware preemption re-runs the tree algorithm (children's placement loops inside their
+    parent's placement) on a cluster with victims removed; same report bytes either way."""
+    assert_same_reports(make_trace(*events, config=CPG, horizon_s=60), tmp_path)
 
 
 def test_a_small_b3_tas_writes_the_reference_report_and_skips_the_pod_by_pod_passes(tmp_path):
