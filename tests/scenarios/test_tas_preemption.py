@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from builders import NO_BACKOFF, create, events_of, make_composite, make_group, make_node, make_pod, make_trace, placements, run
@@ -315,3 +315,56 @@ def test_preempting_gangs_stay_in_one_domain_and_preempt_only_lower_priorities(r
             for b in s:
                 if a[0] < b[1] and b[0] < a[1]:  # bound at the same time
                     assert a[2] == b[2], (gang, s)
+
+
+# no rack holds the tree's 2 CPU: with the low pods gone r1 (2 of 2 CPU) outscores r0 (2 of 4)
+PREEMPTING = dict(racks=[2, 1], lows=[(0, 2), (1, 2), (2, 1)], trees=[(2, [(1, 1), (1, 1)])])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    racks=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    lows=st.lists(st.tuples(st.integers(0, 8), st.integers(1, 2)), max_size=8),
+    trees=st.lists(st.tuples(st.integers(1, 2), st.lists(st.tuples(st.integers(1, 2), st.integers(1, 2)), min_size=1, max_size=3)), min_size=1, max_size=3),
+)
+@example(**PREEMPTING)
+def test_preempting_trees_stay_in_one_rack_and_preempt_only_lower_priorities(racks, lows, trees):
+    """gang+cpg with preemption: rack-rooted trees of priority 10 over standalone pods of priority
+    0. A tree's pods bound at the same time share one rack, every victim is a priority-0 pod
+    preempted for a tree root, and a tree never has fewer than minGroupCount satisfied children."""
+    nodes = [f"r{i}-{j}" for i, n in enumerate(racks) for j in range(n)]
+    events = [create(make_node(n, cpu=2, memory_gi=8, labels={"rack": n.rsplit("-", 1)[0]})) for n in nodes]
+    used: dict[str, int] = defaultdict(int)
+    for k, (where, cpu) in enumerate(lows):
+        node = nodes[where % len(nodes)]
+        if used[node] + cpu <= 2:
+            used[node] += cpu
+            events.append(create(make_pod(f"low{k}", cpu=cpu, node_name=node, grace_s=0)))
+    quorum: dict[str, tuple[int, dict[str, int]]] = {}
+    for t, (mgc, kids) in enumerate(trees):
+        root = f"t{t}"
+        events.append(create(make_composite(root, min(mgc, len(kids)), topology=("rack",), priority=10), t))
+        quorum[root] = (min(mgc, len(kids)), {})
+        for k, (size, cpu) in enumerate(kids):
+            name = f"t{t}g{k}"
+            quorum[root][1][name] = size
+            events.append(create(make_group(name, size, parent=root, priority=10), t))
+            events += [create(make_pod(f"{name}-{i}", cpu=cpu, group=name, priority=10, grace_s=0), t) for i in range(size)]
+    log = run(make_trace(*events, config=CPG, horizon_s=60), "gang")
+    if dict(racks=racks, lows=lows, trees=trees) == PREEMPTING:
+        assert [v.victim_pod for v in log.victims] == ["default/low2"]
+    assert all(v.victim_priority == 0 and v.preemptor_priority == 10 and v.preemptor.split("/", 1)[1] in quorum for v in log.victims)
+    spans: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+    bound: dict[str, int] = defaultdict(int)
+    for p in log.pods:
+        name = p.pod.split("/", 1)[1]
+        if p.bound_ms is not None and p.node and name.startswith("t"):
+            spans[name.split("g", 1)[0]].append((p.bound_ms, p.ended_ms if p.ended_ms is not None else float("inf"), p.node.rsplit("-", 1)[0]))
+            bound[name.rsplit("-", 1)[0]] += 1
+    for tree, s in spans.items():
+        for a in s:
+            for b in s:
+                if a[0] < b[1] and b[0] < a[1]:
+                    assert a[2] == b[2], (tree, s)
+        need, sizes = quorum[tree]
+        assert sum(1 for g, n in sizes.items() if bound[g] >= n) >= need, (tree, dict(bound))
