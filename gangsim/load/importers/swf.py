@@ -245,7 +245,12 @@ def cluster_shape(header: Header, options: ImportOptions, path: str) -> tuple[in
     return nodes, cpn
 
 
-def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
+def read(sources: list[str], options: ImportOptions, stats: Stats, until_ms: int | None = None) -> Iterator[dict]:
+    """The records of one SWF import. ``until_ms`` (``gangsim run --horizon``, see
+    ``gangsim.load.importers.records``): no record at or after it is written, since a replay with
+    that horizon never applies one (the horizon is exclusive). The whole file is still read and
+    checked, so its errors, the counts and the notes (offered load, jobs too big) are the full
+    import's; the cut waits for a job with a run time, so the loader's "no duration" note is too."""
     check_options("swf", options, OPTIONS)
     if len(sources) != 1:
         raise UsageError(f"swf: give one SWF file, not {len(sources)}")
@@ -294,9 +299,15 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         order = np.argsort(np.frombuffer(submit, dtype=np.float64), kind="stable").tolist()
     used: dict[int, int] = {}
     deletes: list[tuple[float, int, list[tuple[str, str]]]] = []
-    too_big = 0
-    for i in order:
+    too_big = sum(1 for i in range(n) if jobs.procs[i] > capacity)
+    cut_s = None if until_ms is None else until_ms / 1000
+    timed = False  # a job with a run time (a duration) has been written
+    left: object = ()  # the jobs the cut leaves out (counted, not written)
+    for k, i in enumerate(order):
         at = submit[i]
+        if cut_s is not None and at >= cut_s and timed:
+            left = order[k:]
+            break
         while deletes and deletes[0][0] <= at:
             yield from _deletes(deletes.pop(0))
         number = jobs.number[i]
@@ -304,9 +315,8 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         used[number] = seen
         name = f"j{number}" if seen == 1 else f"j{number}-{seen}"
         procs = jobs.procs[i]
-        if procs > capacity:
-            too_big += 1
         run = jobs.run[i]
+        timed = timed or run >= 0
         annotations: dict[str, str] = {}
         if run >= 0:
             annotations["gangsim.dev/duration"] = duration_text(run)
@@ -320,7 +330,12 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         if jobs.end[i] >= 0:
             bisect.insort(deletes, (jobs.end[i], i, [(o["kind"], o["metadata"]["name"]) for o in objs]))
     for item in deletes:
+        if cut_s is not None and item[0] >= cut_s and timed:
+            break
         yield from _deletes(item)
+    for i in left:  # the counts of the whole import
+        stats.add("jobs")
+        stats.add("pods", -(-jobs.procs[i] // pod_size))
     demand = sum(jobs.procs[i] * jobs.run[i] for i in range(n) if jobs.run[i] > 0)
     stats.offered_load(demand, capacity, min(submit, default=0.0), max(submit, default=0.0), "GPU" if resource == "gpu" else "core")
     if too_big:
