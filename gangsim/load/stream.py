@@ -76,7 +76,7 @@ def _stream(files: list[str], read_config, notes: list[str], *, keep_raws: bool,
     warnings = Warnings()
     priorities = Priorities()
     class_decoder = Decoder(priorities, warnings)  # as the reference path's _priorities
-    decoder = Decoder(priorities, warnings)
+    decoder = Decoder(priorities, warnings, share_identical=True)  # the reference path decodes each document
     out: list[RawEvent] = []  # events and their remove-at deletes, in document order
     others = False  # an object other than a PriorityClass was decoded
     for index, file in enumerate(files):
