@@ -10,7 +10,10 @@ reverted before submission; successful pods are then assumed for real and bound.
 from __future__ import annotations
 
 import time
+from itertools import repeat
+from operator import attrgetter, countOf
 
+from gangsim.api.objects import PodSpec, PreemptionPolicy
 from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
@@ -45,6 +48,17 @@ MSG_PROFILE = 'profile not found for scheduler name "{}"'
 NO_PODS_SCHEDULABLE = "no pods were schedulable"
 PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
 
+# A stuck gang of 32–256 pods is retried again and again: the per-pod reads of each attempt are
+# done at C speed (``map`` over attribute getters, ``countOf``), with the same results.
+_PHASE, _SPEC, _UID, _TERMINATING, _NOMINATED = (attrgetter(a) for a in ("phase", "spec", "uid", "terminating", "nominated_row"))
+
+
+def pending_pods(pods: list[PodInfo]) -> list[PodInfo]:
+    """``[p for p in pods if p.phase is PodPhase.PENDING]``."""
+    if countOf(map(_PHASE, pods), PodPhase.PENDING) == len(pods):
+        return list(pods)
+    return [p for p in pods if p.phase is PodPhase.PENDING]
+
 
 def pod_order(pods: list[PodInfo]) -> list[PodInfo]:
     """§8.2: priority desc, signature sub-group (by its first arrival), arrival, name."""
@@ -61,7 +75,7 @@ def group_pod_order(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> li
     order reads nothing else that can change), as a stuck gang retries."""
     if not fw.fast_path.failure_streaks:
         return pod_order(pods)
-    key = (tuple(pods), tuple([p.spec for p in pods]))
+    key = (tuple(pods), tuple(map(_SPEC, pods)))
     memo = st.order_memo
     if memo is not None and memo[0] == key:
         return memo[1]
@@ -79,8 +93,13 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     group_priority = group.priority if group else 0
     group_policy = group.policy.preemption_policy if group else None
     q = go_quote
-    scheduled = [m for m in st.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING)]
-    for p in pods + scheduled:
+    everyone = pods + st.scheduled_members()
+    # the checks read only a pod's spec (a Job's pods share their template's): when every distinct
+    # spec passes them, no pod fails; otherwise the loop below names the first pod that does
+    specs = list(map(_SPEC, everyone))
+    if all(_spec_passes(s, first.spec, group_priority, group_policy) for s in dict(zip(map(id, specs), specs)).values()):
+        everyone = []
+    for p in everyone:
         if p.spec.scheduler_name != first.spec.scheduler_name:
             return MSG_SCHEDULER_NAME.format(q(p.spec.scheduler_name), q(p.name), q(first.spec.scheduler_name), q(first.name))
         if p.priority != group_priority:
@@ -93,6 +112,13 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     if h.framework_for(first.spec.scheduler_name) is None:
         return MSG_PROFILE.format(first.spec.scheduler_name)
     return ""
+
+
+def _spec_passes(spec: PodSpec, first: PodSpec, priority: int, policy: PreemptionPolicy | None) -> bool:
+    """Whether a pod of ``spec`` passes ``validate``'s checks (``first``: the first queued pod's)."""
+    if spec.scheduler_name != first.scheduler_name or spec.priority != priority:
+        return False
+    return spec.preemption_policy is (policy if policy is not None else first.preemption_policy)
 
 
 def wait_as_unschedulable(status: Status | None) -> Status | None:
@@ -146,25 +172,28 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
     return message
 
 
-def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int | None = None) -> GroupResult:
     """``RunRootSchedulingAlgorithm``: the placement loop when the profile has placement plugins
     (TopologyAwareWorkloadScheduling), else the default pass; a success that placed no pod is
-    Unschedulable "no pods were schedulable"."""
+    Unschedulable "no pods were schedulable". ``scheduled0``: ``st.scheduled_count()`` when the
+    caller knows it."""
     if fw.placement_generate_plugins:
         result = run_placement_algorithm(fw, st, pods, default_pass)
     else:
-        result = default_pass(fw, st, pods)
+        result = default_pass(fw, st, pods, scheduled0=scheduled0)
     if result.status is None and not result.placed:
         result.status = Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
     return result
 
 
-def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True) -> GroupResult:
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, scheduled0: int | None = None) -> GroupResult:
     """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
     over the nodes of ``fw.placement`` when one is set; tentative placements are reverted.
     ``messages=False``: the caller drops the per-pod FitErrors of an infeasible result (a
-    placement evaluated after the first), so a pass decided from counts does not render them."""
-    scheduled0 = st.scheduled_count()
+    placement evaluated after the first), so a pass decided from counts does not render them.
+    ``scheduled0``: ``st.scheduled_count()`` when the caller knows it."""
+    if scheduled0 is None:
+        scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
     result = GroupResult(status)
     if status is not None and status.code == Code.UNSCHEDULABLE:
@@ -245,7 +274,9 @@ def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: 
 def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> list[PodInfo]:
     """The group's queued pods that are still pending and not being deleted (``skipPodSchedule``),
     the attempt counted; none left: the entity leaves the queue."""
-    pods = [p for p in e.pods if p.phase is PodPhase.PENDING and not p.terminating]
+    pods = pending_pods(e.pods)
+    if any(map(_TERMINATING, pods)):
+        pods = [p for p in pods if not p.terminating]
     if not pods:
         h.queue.done(e)
         st.entity = None
@@ -278,7 +309,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
         rec.active = True
     try:
-        result = run_algorithm(fw, st, pods)
+        result = run_algorithm(fw, st, pods, scheduled0)
     finally:
         if rec is not None:
             rec.active = False
@@ -339,7 +370,7 @@ def finish(
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
     log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
     group_message = status.message if status is not None else ""
-    pending = tuple(p for p in e.pods if p.phase is PodPhase.PENDING)
+    pending = tuple(pending_pods(e.pods))
     # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on its
     # own carries its own FitError whatever the group's outcome (unless the group errored);
     # placed and never-evaluated pods carry the group's status
@@ -347,7 +378,7 @@ def finish(
         messages = (group_message,) * len(pending)
     else:
         failed, default = result.failed, group_message or NO_PODS_SCHEDULABLE
-        messages = tuple(failed.get(p.uid, default) for p in pending)
+        messages = tuple(map(failed.get, map(_UID, pending), repeat(default, len(pending))))
     if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations):
         record_failures(h, attempted, pending, messages, nominations)
         st.failures = h.cluster.failures_recorded(pending, messages) if outcome is CycleOutcome.UNSCHEDULABLE and nominations is None else None
@@ -394,7 +425,7 @@ def repeats_last_failure(
         return False
     if not h.config.effective_fast_path.failure_streaks or len(attempted) != len(pending):
         return False
-    if any(p.nominated_row != NO_NODE for p in pending):
+    if countOf(map(_NOMINATED, pending), NO_NODE) != len(pending):  # a pod is nominated
         return False
     return h.cluster.failed_again(st.failures, pending, messages)
 
