@@ -109,3 +109,27 @@ def test_a_broken_line_beyond_the_horizon_is_still_one_line_and_exit_2(tmp_path)
     assert res.exit_code == 2, res.output
     assert res.stderr.count("\n") == 1
     assert 'tiny.swf:6: job 2: field 4 (run time): Invalid value: "-7": must not be negative' in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        ("-0.5", 'field 9 (requested time): Invalid value: "-0.5": must not be negative (or -1 for unknown)'),
+        ("-1e-3", 'field 9 (requested time): Invalid value: "-1e-3": must not be negative (or -1 for unknown)'),
+        ("nan", 'field 9 (requested time): Invalid value: "nan": must be a finite number'),
+        ("inf", 'field 9 (requested time): Invalid value: "inf": must be a finite number'),
+        ("-inf", 'field 9 (requested time): Invalid value: "-inf": must'),
+        ("-1.0", None),  # unknown, spelled as a float
+        ("1e-3", None),  # a "-" that is no negative value
+    ],
+)
+def test_field_checks_of_the_parse_fast_path(tmp_path, field, message):
+    """The parse checks a line's signs from its text ("-" only in "-1" fields) and decides every
+    doubt with the exact per-field check: the same errors as before."""
+    path = tmp_path / "tiny.swf"
+    path.write_text(SWF_HEADER + _line(1, 0, 0, 10, 4).replace(" 3600 ", f" {field} "))
+    res = invoke("import", "swf", str(path), "-o", str(tmp_path / "out.jsonl"))
+    if message is None:
+        assert res.exit_code == 0, res.output
+    else:
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and f"tiny.swf:5: job 1: {message}" in res.stderr, res.stderr

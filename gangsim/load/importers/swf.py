@@ -162,8 +162,11 @@ def parse(path: str, options: ImportOptions, stats: Stats) -> tuple[Header, Jobs
         if len(parts) != len(FIELDS):
             raise InputError(f"expected {len(FIELDS)} whitespace-separated fields, found {len(parts)}: truncated or malformed line", file=path, line=number, obj=obj)
         try:
-            values = [float(x) for x in parts]
-            bad = any(v < 0 and v != -1 for v in values) or not all(map(math.isfinite, values))
+            values = list(map(float, parts))
+            # every "-" of the line in a "-1" field (unknown) and a finite sum: no field is negative
+            # other than -1, none infinite or NaN; otherwise the exact check decides
+            bad = stripped.count("-") != parts.count("-1") or not math.isfinite(sum(values))
+            bad = bad and (any(v < 0 and v != -1 for v in values) or not all(map(math.isfinite, values)))
         except ValueError:
             bad = True
         if bad:  # find the field to name
