@@ -55,6 +55,7 @@ from gangsim.load.importers._common import (
     GPU,
     MAX_INT64,
     MAX_NODES_PER_POOL,
+    MAX_PODS_PER_JOB,
     MAX_SECONDS,
     ImportOptions,
     Stats,
@@ -273,9 +274,10 @@ def read(sources: list[str], options: ImportOptions, stats: Stats, until_ms: int
     if pod_size > cpn:
         raise UsageError(f"--pod-size: Invalid value: {pod_size}: must not exceed the {cpn} cores of a node")
     name_key = GPU if resource == "gpu" else "cpu"
-    for i in range(len(jobs)):  # before anything is written: no job beyond the loader's pods per Job
-        procs = jobs.procs[i]
-        check_pods(-(-procs // pod_size), path, jobs.line[i], f"job {jobs.number[i]}", "processors (field 5 or 8)", procs)
+    if len(jobs) and -(-max(jobs.procs) // pod_size) > MAX_PODS_PER_JOB:  # (the first such job is named)
+        for i in range(len(jobs)):  # before anything is written: no job beyond the loader's pods per Job
+            procs = jobs.procs[i]
+            check_pods(-(-procs // pod_size), path, jobs.line[i], f"job {jobs.number[i]}", "processors (field 5 or 8)", procs)
 
     def requests(units: int) -> dict[str, str]:
         return {name_key: str(units)}
