@@ -93,7 +93,7 @@ def run(
     head, sep, path = policy.strip().partition(":")
     spec = parse_policy_spec(head.lower() + sep + path)  # the name is case-insensitive, a path is not
     horizon_ms = duration_option(horizon)
-    trace = load_traces(traces, config, default_duration, job_workloads)
+    trace = load_traces(traces, config, default_duration, job_workloads, horizon_ms)
     scheduler_config = spec.config(trace.config)
     bar, update = _progress_bar(progress and fmt is OutputFormat.table)
     if bar is not None:

@@ -21,9 +21,12 @@ from gangsim.sim.replay import replay
 Progress = Callable[[int, int, int, int], None]  # (now_ms, until_ms, pods bound so far, pods pending)
 
 
-def load(paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None) -> Trace:
-    """The trace (``default_duration_ms``: ``--default-duration``, for pods without a duration)."""
-    return load_trace(paths, config_path=config_path, default_duration_ms=default_duration_ms)
+def load(
+    paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None, horizon_ms: int | None = None
+) -> Trace:
+    """The trace (``default_duration_ms``: ``--default-duration``, for pods without a duration;
+    ``horizon_ms``: only replayed before it, so an imported source may stop there, ``load_trace``)."""
+    return load_trace(paths, config_path=config_path, default_duration_ms=default_duration_ms, horizon_ms=horizon_ms)
 
 
 def no_duration_note(trace: Trace) -> str | None:

@@ -25,13 +25,13 @@ DEFAULT_DURATION_HELP = "Duration of pods that have none (no gangsim.dev/duratio
 JOB_WORKLOADS_HELP = "KEP-5547 under gang/permit: a gang PodGroup for each Indexed Job with parallelism == completions > 1 (default: the Trace's jobWorkloads, else on)."
 
 
-def load_traces(paths: list, config: object, default_duration: str | None, job_workloads: bool | None = None):
+def load_traces(paths: list, config: object, default_duration: str | None, job_workloads: bool | None = None, horizon_ms: int | None = None):
     """``pipeline.load`` for a command: ``--default-duration`` parsed, ``--[no-]job-workloads``
-    applied, and the notes on stderr."""
+    applied, and the notes on stderr; ``horizon_ms``: every replay of the trace stops there."""
     from gangsim import pipeline
 
     ms = duration_option(default_duration, "--default-duration")
-    trace = pipeline.load([str(p) for p in paths], config_path=config, default_duration_ms=ms)
+    trace = pipeline.load([str(p) for p in paths], config_path=config, default_duration_ms=ms, horizon_ms=horizon_ms)
     if job_workloads is not None:
         trace.job_workloads = job_workloads
     note_durations(trace)

@@ -120,7 +120,7 @@ def diff(
     conditions = [parse_condition(text, labels) for text in fail_if or []]
     _check_plot(plot, out)
     horizon_ms = duration_option(horizon)
-    trace = load_traces(traces, config, default_duration, job_workloads)
+    trace = load_traces(traces, config, default_duration, job_workloads, horizon_ms)
     tasks = [Task(0, s.policy, s.config(trace.config), seed, horizon_ms, keep_report=True) for s in specs]
     with _progress(progress and fmt is OutputFormat.table, "replaying") as update, Runner([trace], jobs=jobs) as runner:
         outcomes, window = run_in_common_window(runner, tasks, progress=update)

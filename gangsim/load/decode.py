@@ -18,7 +18,7 @@ from gangsim.api.quantity import PODS, is_extended_resource
 from gangsim.errors import InputError, forbidden, invalid, required
 from gangsim.load.controllers.registry import CONTROLLERS, Context
 from gangsim.load.expand import HOSTNAME_LABEL, inherit_times
-from gangsim.load.fields import Obj, Shown, check_qualified, duplicate, shown
+from gangsim.load.fields import Obj, Shown, check_name, check_qualified, duplicate, shown
 from gangsim.load.limits import MAX_INT32, MAX_NODES_PER_POOL, MAX_PODS_PER_JOB, check_count, check_seconds_ms
 from gangsim.load.composite import decode_composite_pod_group, decode_workload
 from gangsim.load.groups import decode_pod_group, decode_policy
@@ -90,6 +90,10 @@ class Warnings:
         if path not in fields:
             fields.append(path)
 
+    def size(self) -> int:
+        """How many things were noted so far (grows with every note, also a repeated one)."""
+        return len(self._lines) + len(self._seen) + sum(map(len, self._status.values())) + sum(map(len, self._folded.values())) + sum(map(len, self._ignored.values()))
+
     def result(self) -> list[str]:
         out = list(self._lines) + self.notices()
         for kind, fields in self._ignored.items():
@@ -103,10 +107,17 @@ class Warnings:
 
 
 class Decoder:
-    def __init__(self, priorities: Priorities, warnings: Warnings) -> None:
+    """``share_identical`` (the streaming loader's): a JSON Pod document identical to an earlier
+    one but for ``metadata.name`` is not decoded again (scheduler_perf shapes write 50,000 such
+    pods): the earlier one's Pod is reused with this name and source, after the name itself is
+    checked. Only documents whose decoding warned about nothing are shared, and never YAML ones
+    (their lines differ); ``False`` (the reference path) decodes every document."""
+
+    def __init__(self, priorities: Priorities, warnings: Warnings, *, share_identical: bool = False) -> None:
         self.priorities = priorities
         self.warnings = warnings
         self._specs: dict[bytes, PodSpec] = {}
+        self._same_pods: dict[bytes, Decoded] | None = {} if share_identical else None
         self._decoders: dict[str, Callable[[Obj, Meta, Source], object]] = {
             "Node": self._node,
             "NodePool": self._node_pool,
@@ -125,6 +136,37 @@ class Decoder:
 
     def decode(self, raw: Mapping, source: Source, *, status_warning: bool = True) -> Decoded:
         """Decode one object document; errors are located at ``source`` and the object."""
+        if self._same_pods is not None and type(raw) is dict and raw.get("kind") == "Pod":
+            return self._shared_pod(raw, source, status_warning)
+        return self._decode(raw, source, status_warning)
+
+    def _shared_pod(self, raw: dict, source: Source, status_warning: bool) -> Decoded:
+        """``_decode`` of a JSON Pod document, reusing the Pod of an earlier document that differs
+        only in ``metadata.name`` (see the class docstring); the result is ``_decode``'s."""
+        meta = raw.get("metadata")
+        name = meta.get("name") if type(meta) is dict else None
+        if not isinstance(name, str) or not name or raw.get("status"):
+            return self._decode(raw, source, status_warning)
+        try:
+            key = orjson.dumps({**raw, "metadata": {**meta, "name": ""}})
+        except TypeError:  # a value orjson cannot encode: the decoder names it
+            return self._decode(raw, source, status_warning)
+        seen = self._same_pods.get(key)  # type: ignore[union-attr]
+        if seen is None:
+            before = self.warnings.size()
+            decoded = self._decode(raw, source, status_warning)
+            if self.warnings.size() == before:
+                self._same_pods[key] = decoded  # type: ignore[index]
+            return decoded
+        if name != seen.name:
+            try:
+                check_name(Obj(meta, "metadata", source.line), "name", "subdomain")
+            except InputError:
+                return self._decode(raw, source, status_warning)  # the full decoding reports it
+        pod, m = seen.obj, seen.meta
+        return Decoded("Pod", seen.namespace, name, Pod(pod.namespace, name, pod.spec, pod.job, pod.index, source), Meta(name, m.namespace, dict(m.labels), dict(m.times), source.line, ""))  # type: ignore[attr-defined]
+
+    def _decode(self, raw: Mapping, source: Source, status_warning: bool) -> Decoded:
         kind = ""
         try:
             kind = check_type(raw, source.line, allowed=OBJECT_KINDS)

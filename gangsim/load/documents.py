@@ -97,13 +97,15 @@ def _imported(label: str) -> tuple[str, str] | None:
     return found
 
 
-def _imported_documents(label: str, kind: str, path: str, file_index: int, notes: list[str]) -> Iterator[Document]:
+def _imported_documents(label: str, kind: str, path: str, file_index: int, notes: list[str], horizon_ms: int | None = None) -> Iterator[Document]:
     """Run the importer with its default options; its records are JSON Lines documents, yielded
-    as the importer produces them. Its notes (counts, offered load) go to ``notes`` at the end."""
+    as the importer produces them. Its notes (counts, offered load) go to ``notes`` at the end.
+    ``horizon_ms``: the replay's horizon, the importer may leave out what arrives at or after it
+    (``gangsim.load.importers.records``)."""
     from gangsim.load.importers import Stats, records
 
     stats = Stats()
-    for i, data in enumerate(records(kind, [path], stats=stats), start=1):
+    for i, data in enumerate(records(kind, [path], stats=stats, until_ms=horizon_ms), start=1):
         yield Document(label, file_index, i, i, data, "jsonl")
     notes.extend(f"{label}: {note}" for note in stats.notes)
 
@@ -129,7 +131,7 @@ def _file_bytes(label: str) -> bytes:
         raise InputError(exc.strerror or str(exc), file=label) from None
 
 
-def iter_documents(label: str, file_index: int, notes: list[str]) -> Iterator[Document]:
+def iter_documents(label: str, file_index: int, notes: list[str], horizon_ms: int | None = None) -> Iterator[Document]:
     """The documents of one file as they are parsed (the streaming loader, gangsim.load.stream):
     JSON Lines line by line, YAML document by document, an importer record by record; ``List``
     items flattened. The same documents as :func:`read_documents`; only a broken file's first
@@ -138,7 +140,7 @@ def iter_documents(label: str, file_index: int, notes: list[str]) -> Iterator[Do
     if not os.path.exists(label):
         imported = _imported(label)
         if imported is not None:
-            yield from _imported_documents(label, imported[0], imported[1], file_index, notes)
+            yield from _imported_documents(label, imported[0], imported[1], file_index, notes, horizon_ms)
             return
     raw = _file_bytes(label)
     lower = label.lower()
@@ -150,14 +152,14 @@ def iter_documents(label: str, file_index: int, notes: list[str]) -> Iterator[Do
         yield from iter_flattened(yaml_documents(decode_text(raw, label), label, file_index))
 
 
-def read_documents(label: str, file_index: int) -> list[Document]:
+def read_documents(label: str, file_index: int, horizon_ms: int | None = None) -> list[Document]:
     """All non-empty documents of one file, ``List`` items flattened: the whole file is read
     (and a syntax error anywhere in it reported) before any document is used."""
     if not os.path.exists(label):
         imported = _imported(label)
         if imported is not None:
             notes: list[str] = []
-            docs = list(_imported_documents(label, imported[0], imported[1], file_index, notes))
+            docs = list(_imported_documents(label, imported[0], imported[1], file_index, notes, horizon_ms))
             print_notes(notes)
             return docs
     raw = _file_bytes(label)

@@ -55,7 +55,7 @@ def may_patch(files: list[str]) -> bool:
     return False
 
 
-def stream_creates(files: list[str], read_config) -> tuple[Collected, Decoder, Warnings, list[RawEvent]] | None:
+def stream_creates(files: list[str], read_config, horizon_ms: int | None = None) -> tuple[Collected, Decoder, Warnings, list[RawEvent]] | None:
     """``(collected, decoder, warnings, events)`` as the reference path's reading and
     ``_decode_creates`` give them, or ``None`` when the reference path must decide (see the
     module docstring). ``read_config(collected)`` adds the ``--config`` file's documents and
@@ -64,23 +64,23 @@ def stream_creates(files: list[str], read_config) -> tuple[Collected, Decoder, W
         return None
     notes: list[str] = []
     try:
-        result = _stream(files, read_config, notes, keep_raws=may_patch(files))
+        result = _stream(files, read_config, notes, keep_raws=may_patch(files), horizon_ms=horizon_ms)
     except (InputError, Declined):
         return None
     print_notes(notes)
     return result
 
 
-def _stream(files: list[str], read_config, notes: list[str], *, keep_raws: bool) -> tuple[Collected, Decoder, Warnings, list[RawEvent]]:
+def _stream(files: list[str], read_config, notes: list[str], *, keep_raws: bool, horizon_ms: int | None) -> tuple[Collected, Decoder, Warnings, list[RawEvent]]:
     collected = Collected()
     warnings = Warnings()
     priorities = Priorities()
     class_decoder = Decoder(priorities, warnings)  # as the reference path's _priorities
-    decoder = Decoder(priorities, warnings)
+    decoder = Decoder(priorities, warnings, share_identical=True)  # the reference path decodes each document
     out: list[RawEvent] = []  # events and their remove-at deletes, in document order
     others = False  # an object other than a PriorityClass was decoded
     for index, file in enumerate(files):
-        for doc in iter_documents(file, index, notes):
+        for doc in iter_documents(file, index, notes, horizon_ms):
             start = len(collected.events)
             collect(doc, collected)
             for ev in collected.events[start:]:

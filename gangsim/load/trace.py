@@ -45,23 +45,33 @@ from gangsim.load.stream import stream_creates
 Key = tuple[str, str, str]  # (kind, namespace, name)
 
 
-def load_trace(paths: Sequence[str | Path], *, config_path: str | Path | None = None, default_duration_ms: int | None = None, streaming: bool = True) -> Trace:
+def load_trace(
+    paths: Sequence[str | Path],
+    *,
+    config_path: str | Path | None = None,
+    default_duration_ms: int | None = None,
+    streaming: bool = True,
+    horizon_ms: int | None = None,
+) -> Trace:
     """Load and validate a trace; any problem raises ``InputError`` (one line: file:line: object: field: …).
     ``default_duration_ms`` (``--default-duration``): the duration of pods that have none
     (gangsim.load.durations). ``streaming``: decode while reading (gangsim.load.stream), which
-    gives the same trace in far less memory; ``False``: this module's reference path only."""
+    gives the same trace in far less memory; ``False``: this module's reference path only.
+    ``horizon_ms``: the trace is only replayed before this time (``--horizon``): an importer
+    source (``swf:PATH``) may leave out the objects arriving at or after it, which such a replay
+    never applies (the same report; ``None``, the reference: everything is loaded)."""
     # Loading allocates millions of long-lived, acyclic objects: the cyclic collector would scan
     # them over and over for nothing (it doubled the load time of a 500k-line trace).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_trace(paths, config_path, default_duration_ms, streaming)
+        return _load_trace(paths, config_path, default_duration_ms, streaming, horizon_ms)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, default_duration_ms: int | None, streaming: bool) -> Trace:
+def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, default_duration_ms: int | None, streaming: bool, horizon_ms: int | None) -> Trace:
     files = expand_paths(paths)
     if not files:
         raise InputError("no trace files given")
@@ -70,14 +80,14 @@ def _load_trace(paths: Sequence[str | Path], config_path: str | Path | None, def
             _read_config_file(str(config_path), len(files), collected)
         return single_config(collected)
 
-    streamed = stream_creates(files, read_config) if streaming else None
+    streamed = stream_creates(files, read_config, horizon_ms) if streaming else None
     if streamed is not None:
         collected, decoder, warnings, events = streamed
         config = single_config(collected)
     else:
         collected = Collected()
         for index, file in enumerate(files):
-            for doc in read_documents(file, index):
+            for doc in read_documents(file, index, horizon_ms):
                 collect(doc, collected)
         config = read_config(collected)
         warnings = Warnings()

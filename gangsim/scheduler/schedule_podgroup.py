@@ -10,7 +10,9 @@ reverted before submission; successful pods are then assumed for real and bound.
 from __future__ import annotations
 
 import time
+from operator import attrgetter, countOf
 
+from gangsim.api.objects import PodSpec, PreemptionPolicy
 from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
@@ -44,6 +46,17 @@ MSG_PREEMPTION_POLICY_PODS = "all pods in a pod group hierarchy should have the 
 MSG_PROFILE = 'profile not found for scheduler name "{}"'
 NO_PODS_SCHEDULABLE = "no pods were schedulable"
 PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
+
+# A stuck gang of 32–256 pods is retried again and again: where it measured faster (counting
+# phases, checking specs), the per-pod reads of an attempt go through ``map`` and ``countOf``.
+_PHASE, _SPEC, _TERMINATING = attrgetter("phase"), attrgetter("spec"), attrgetter("terminating")
+
+
+def pending_pods(pods: list[PodInfo]) -> list[PodInfo]:
+    """``[p for p in pods if p.phase is PodPhase.PENDING]``."""
+    if countOf(map(_PHASE, pods), PodPhase.PENDING) == len(pods):
+        return list(pods)
+    return [p for p in pods if p.phase is PodPhase.PENDING]
 
 
 def pod_order(pods: list[PodInfo]) -> list[PodInfo]:
@@ -79,8 +92,15 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     group_priority = group.priority if group else 0
     group_policy = group.policy.preemption_policy if group else None
     q = go_quote
-    scheduled = [m for m in st.members.values() if m.phase in (PodPhase.BOUND, PodPhase.WAITING)]
-    for p in pods + scheduled:
+    everyone = pods + st.scheduled_members()
+    # the checks read only a pod's spec (a Job's pods share their template's): when every distinct
+    # spec passes them, no pod fails; otherwise the loop below names the first pod that does
+    specs = list(map(_SPEC, everyone))
+    ids = list(map(id, specs))
+    distinct = (first.spec,) if countOf(ids, ids[0]) == len(ids) else dict(zip(ids, specs)).values()
+    if all(_spec_passes(s, first.spec, group_priority, group_policy) for s in distinct):
+        everyone = []
+    for p in everyone:
         if p.spec.scheduler_name != first.spec.scheduler_name:
             return MSG_SCHEDULER_NAME.format(q(p.spec.scheduler_name), q(p.name), q(first.spec.scheduler_name), q(first.name))
         if p.priority != group_priority:
@@ -93,6 +113,13 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     if h.framework_for(first.spec.scheduler_name) is None:
         return MSG_PROFILE.format(first.spec.scheduler_name)
     return ""
+
+
+def _spec_passes(spec: PodSpec, first: PodSpec, priority: int, policy: PreemptionPolicy | None) -> bool:
+    """Whether a pod of ``spec`` passes ``validate``'s checks (``first``: the first queued pod's)."""
+    if spec.scheduler_name != first.scheduler_name or spec.priority != priority:
+        return False
+    return spec.preemption_policy is (policy if policy is not None else first.preemption_policy)
 
 
 def wait_as_unschedulable(status: Status | None) -> Status | None:
@@ -146,25 +173,28 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
     return message
 
 
-def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int | None = None) -> GroupResult:
     """``RunRootSchedulingAlgorithm``: the placement loop when the profile has placement plugins
     (TopologyAwareWorkloadScheduling), else the default pass; a success that placed no pod is
-    Unschedulable "no pods were schedulable"."""
+    Unschedulable "no pods were schedulable". ``scheduled0``: ``st.scheduled_count()`` when the
+    caller knows it."""
     if fw.placement_generate_plugins:
         result = run_placement_algorithm(fw, st, pods, default_pass)
     else:
-        result = default_pass(fw, st, pods)
+        result = default_pass(fw, st, pods, scheduled0=scheduled0)
     if result.status is None and not result.placed:
         result.status = Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
     return result
 
 
-def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True) -> GroupResult:
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, scheduled0: int | None = None) -> GroupResult:
     """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
     over the nodes of ``fw.placement`` when one is set; tentative placements are reverted.
     ``messages=False``: the caller drops the per-pod FitErrors of an infeasible result (a
-    placement evaluated after the first), so a pass decided from counts does not render them."""
-    scheduled0 = st.scheduled_count()
+    placement evaluated after the first), so a pass decided from counts does not render them.
+    ``scheduled0``: ``st.scheduled_count()`` when the caller knows it."""
+    if scheduled0 is None:
+        scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
     result = GroupResult(status)
     if status is not None and status.code == Code.UNSCHEDULABLE:
@@ -245,7 +275,9 @@ def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: 
 def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> list[PodInfo]:
     """The group's queued pods that are still pending and not being deleted (``skipPodSchedule``),
     the attempt counted; none left: the entity leaves the queue."""
-    pods = [p for p in e.pods if p.phase is PodPhase.PENDING and not p.terminating]
+    pods = pending_pods(e.pods)
+    if any(map(_TERMINATING, pods)):
+        pods = [p for p in pods if not p.terminating]
     if not pods:
         h.queue.done(e)
         st.entity = None
@@ -278,7 +310,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
         rec.active = True
     try:
-        result = run_algorithm(fw, st, pods)
+        result = run_algorithm(fw, st, pods, scheduled0)
     finally:
         if rec is not None:
             rec.active = False
@@ -339,7 +371,7 @@ def finish(
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
     log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
     group_message = status.message if status is not None else ""
-    pending = tuple(p for p in e.pods if p.phase is PodPhase.PENDING)
+    pending = tuple(pending_pods(e.pods))
     # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on its
     # own carries its own FitError whatever the group's outcome (unless the group errored);
     # placed and never-evaluated pods carry the group's status

@@ -34,14 +34,28 @@ IMPORTERS = {
 }
 
 
-def records(kind: str, sources: list[str], options: ImportOptions | None = None, stats: Stats | None = None) -> Iterator[dict]:
-    """The records of one import, in output order; errors are ``InputError``/``UsageError``."""
+def records(kind: str, sources: list[str], options: ImportOptions | None = None, stats: Stats | None = None, *, until_ms: int | None = None) -> Iterator[dict]:
+    """The records of one import, in output order; errors are ``InputError``/``UsageError``.
+
+    ``until_ms`` (``gangsim run KIND:PATH --horizon``): the importers in :data:`CUT_AT_HORIZON`
+    may leave out records at or after it — a replay with that horizon never applies them — and
+    still read and check the whole source, so errors, counts and notes stay the full import's.
+    ``None`` (the reference path, and always for ``gangsim import``): every record."""
     if kind not in IMPORTERS:
         raise UsageError(f"unknown importer {kind!r}: choose one of {', '.join(IMPORTERS)}")
     if not sources:
         raise UsageError(f"{kind}: give at least one source file or directory")
     module = importlib.import_module(f"gangsim.load.importers.{kind}")
-    return _guarded(module.read(list(sources), options or ImportOptions(), stats if stats is not None else Stats()), kind, sources)
+    options, stats = options or ImportOptions(), stats if stats is not None else Stats()
+    if until_ms is not None and kind in CUT_AT_HORIZON:
+        items = module.read(list(sources), options, stats, until_ms=until_ms)
+    else:
+        items = module.read(list(sources), options, stats)
+    return _guarded(items, kind, sources)
+
+
+# Importers whose ``read`` takes ``until_ms`` (sorted by arrival, so they can stop at the horizon).
+CUT_AT_HORIZON = frozenset({"swf"})
 
 
 def _guarded(items: Iterator[dict], kind: str, sources: list[str]) -> Iterator[dict]:

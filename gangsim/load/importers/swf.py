@@ -55,6 +55,7 @@ from gangsim.load.importers._common import (
     GPU,
     MAX_INT64,
     MAX_NODES_PER_POOL,
+    MAX_PODS_PER_JOB,
     MAX_SECONDS,
     ImportOptions,
     Stats,
@@ -162,8 +163,11 @@ def parse(path: str, options: ImportOptions, stats: Stats) -> tuple[Header, Jobs
         if len(parts) != len(FIELDS):
             raise InputError(f"expected {len(FIELDS)} whitespace-separated fields, found {len(parts)}: truncated or malformed line", file=path, line=number, obj=obj)
         try:
-            values = [float(x) for x in parts]
-            bad = any(v < 0 and v != -1 for v in values) or not all(map(math.isfinite, values))
+            values = list(map(float, parts))
+            # every "-" of the line in a "-1" field (unknown) and a finite sum: no field is negative
+            # other than -1, none infinite or NaN; otherwise the exact check decides
+            bad = stripped.count("-") != parts.count("-1") or not math.isfinite(sum(values))
+            bad = bad and (any(v < 0 and v != -1 for v in values) or not all(map(math.isfinite, values)))
         except ValueError:
             bad = True
         if bad:  # find the field to name
@@ -245,7 +249,12 @@ def cluster_shape(header: Header, options: ImportOptions, path: str) -> tuple[in
     return nodes, cpn
 
 
-def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[dict]:
+def read(sources: list[str], options: ImportOptions, stats: Stats, until_ms: int | None = None) -> Iterator[dict]:
+    """The records of one SWF import. ``until_ms`` (``gangsim run --horizon``, see
+    ``gangsim.load.importers.records``): no record at or after it is written, since a replay with
+    that horizon never applies one (the horizon is exclusive). The whole file is still read and
+    checked, so its errors, the counts and the notes (offered load, jobs too big) are the full
+    import's; the cut waits for a job with a run time, so the loader's "no duration" note is too."""
     check_options("swf", options, OPTIONS)
     if len(sources) != 1:
         raise UsageError(f"swf: give one SWF file, not {len(sources)}")
@@ -265,9 +274,10 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
     if pod_size > cpn:
         raise UsageError(f"--pod-size: Invalid value: {pod_size}: must not exceed the {cpn} cores of a node")
     name_key = GPU if resource == "gpu" else "cpu"
-    for i in range(len(jobs)):  # before anything is written: no job beyond the loader's pods per Job
-        procs = jobs.procs[i]
-        check_pods(-(-procs // pod_size), path, jobs.line[i], f"job {jobs.number[i]}", "processors (field 5 or 8)", procs)
+    if len(jobs) and -(-max(jobs.procs) // pod_size) > MAX_PODS_PER_JOB:  # (the first such job is named)
+        for i in range(len(jobs)):  # before anything is written: no job beyond the loader's pods per Job
+            procs = jobs.procs[i]
+            check_pods(-(-procs // pod_size), path, jobs.line[i], f"job {jobs.number[i]}", "processors (field 5 or 8)", procs)
 
     def requests(units: int) -> dict[str, str]:
         return {name_key: str(units)}
@@ -294,9 +304,15 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         order = np.argsort(np.frombuffer(submit, dtype=np.float64), kind="stable").tolist()
     used: dict[int, int] = {}
     deletes: list[tuple[float, int, list[tuple[str, str]]]] = []
-    too_big = 0
-    for i in order:
+    too_big = sum(1 for i in range(n) if jobs.procs[i] > capacity)
+    cut_s = None if until_ms is None else until_ms / 1000
+    timed = False  # a job with a run time (a duration) has been written
+    left: object = ()  # the jobs the cut leaves out (counted, not written)
+    for k, i in enumerate(order):
         at = submit[i]
+        if cut_s is not None and at >= cut_s and timed:
+            left = order[k:]
+            break
         while deletes and deletes[0][0] <= at:
             yield from _deletes(deletes.pop(0))
         number = jobs.number[i]
@@ -304,9 +320,8 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         used[number] = seen
         name = f"j{number}" if seen == 1 else f"j{number}-{seen}"
         procs = jobs.procs[i]
-        if procs > capacity:
-            too_big += 1
         run = jobs.run[i]
+        timed = timed or run >= 0
         annotations: dict[str, str] = {}
         if run >= 0:
             annotations["gangsim.dev/duration"] = duration_text(run)
@@ -320,7 +335,12 @@ def read(sources: list[str], options: ImportOptions, stats: Stats) -> Iterator[d
         if jobs.end[i] >= 0:
             bisect.insort(deletes, (jobs.end[i], i, [(o["kind"], o["metadata"]["name"]) for o in objs]))
     for item in deletes:
+        if cut_s is not None and item[0] >= cut_s and timed:
+            break
         yield from _deletes(item)
+    for i in left:  # the counts of the whole import
+        stats.add("jobs")
+        stats.add("pods", -(-jobs.procs[i] // pod_size))
     demand = sum(jobs.procs[i] * jobs.run[i] for i in range(n) if jobs.run[i] > 0)
     stats.offered_load(demand, capacity, min(submit, default=0.0), max(submit, default=0.0), "GPU" if resource == "gpu" else "core")
     if too_big:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum, StrEnum
+from operator import attrgetter, countOf
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -58,6 +59,9 @@ class PodPhase(IntEnum):
     WAITING = 1  # reserved on a node, waiting at Permit
     BOUND = 2
     ENDED = 3  # deleted or finished; kept only while someone still holds a reference
+
+
+_PHASE = attrgetter("phase")
 
 
 class QueueLocation(Enum):
@@ -187,8 +191,16 @@ class PodGroupState:
     order_memo: tuple | None = None  # ((pods, their specs), pod_order) of the last attempt
 
     def scheduled_count(self) -> int:
-        """Members assumed (waiting at Permit) or bound."""
-        return sum(1 for p in self.members.values() if p.phase in (PodPhase.WAITING, PodPhase.BOUND))
+        """Members assumed (waiting at Permit) or bound (counted at C speed: a stuck gang of 256
+        pods asks on every attempt)."""
+        phases = list(map(_PHASE, self.members.values()))
+        return countOf(phases, PodPhase.WAITING) + countOf(phases, PodPhase.BOUND)
+
+    def scheduled_members(self) -> list[PodInfo]:
+        """The members ``scheduled_count`` counts, in member order."""
+        if not self.scheduled_count():
+            return []
+        return [p for p in self.members.values() if p.phase in (PodPhase.WAITING, PodPhase.BOUND)]
 
     @property
     def min_count(self) -> int:

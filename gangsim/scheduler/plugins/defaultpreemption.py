@@ -19,6 +19,7 @@ from gangsim.scheduler.framework.interface import (
 from gangsim.scheduler.framework.preemption.evaluator import (
     CandidateLimits,
     Evaluator,
+    NO_GROUP_VICTIMS_STATUS,
     GroupPreemption,
     PodGroupStrategy,
     PodStrategy,
@@ -33,6 +34,7 @@ PREEMPTION = "preemption: "  # how the FitError shows PostFilter's message
 # ``DefaultPreemption.PodGroupPostFilter`` (defaultpreemption/default_preemption.go): a non-empty
 # message of the pod group evaluator is returned as "pod group preemption: " + msg
 POD_GROUP_PREEMPTION = "pod group preemption: "
+_NO_GROUP_VICTIMS = Status(NO_GROUP_VICTIMS_STATUS.code, (POD_GROUP_PREEMPTION + NO_GROUP_VICTIMS_STATUS.message,))
 WAP_REFUSAL = "not eligible due to workload aware preemption enabled"
 REJECTED_AT_PERMIT = "preempted"
 
@@ -78,7 +80,9 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
         (KEP-4671 PartialSuccess, off by default), a plan is acted on only when it places more
         pods than that; otherwise nothing happens and None is returned."""
         res = self.evaluator.preempt(PodGroupStrategy(self.handle, self.units, group, pods))
-        if res.status.message:
+        if res.status is NO_GROUP_VICTIMS_STATUS:  # every stuck gang of a one-priority cluster: the text built once
+            res.status = _NO_GROUP_VICTIMS
+        elif res.status.message:
             res.status = Status(res.status.code, (POD_GROUP_PREEMPTION + res.status.message,), res.status.plugin)
         if only_if_more_than is not None:
             if res.status.code != Code.SUCCESS or len(res.placed) <= only_if_more_than:

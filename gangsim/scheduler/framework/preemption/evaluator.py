@@ -37,6 +37,8 @@ NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
 # ``PodGroupEvaluator.Preempt`` (framework/preemption/podgrouppreemption.go, newest): the Success
 # status once the victims are chosen, with len(victims.Pods)
 FOUND_PLACEMENT = "found a placement for podgroup, preempting {} victims"
+# Unschedulable in the newest ``PodGroupEvaluator.Preempt`` (was UnschedulableAndUnresolvable)
+NO_GROUP_VICTIMS_STATUS = Status(Code.UNSCHEDULABLE, (NO_GROUP_VICTIMS,))  # (frozen: shared)
 _INT32_OFFSET = 2**31
 _UNSCHEDULABLE = int(Code.UNSCHEDULABLE)  # a plain int: numpy compares it without the enum's lookups
 
@@ -298,6 +300,8 @@ class PodGroupStrategy:
             policy = pods[0].preemption_policy if pods else PreemptionPolicy.PREEMPT_LOWER_PRIORITY
         if policy is PreemptionPolicy.NEVER:
             return GroupPreemption(Status(Code.UNSCHEDULABLE, (NOT_ELIGIBLE_NEVER,)))
+        if not handle.snapshot.has_assigned_below(self.priority):
+            return None  # no terminating pod of lower priority anywhere (terminating pods stay assigned): nothing ongoing
         nodes = handle.snapshot.nodes
         for row in sorted({p.nominated_row for p in pods if p.nominated_row != NO_NODE}):
             if not nodes.alive[row]:
@@ -308,10 +312,11 @@ class PodGroupStrategy:
 
     def find_candidates(self) -> list[GroupPreemption] | GroupPreemption:
         handle, pods = self.handle, self.pods
-        # 1) Potential victims: every unit of strictly lower priority, anywhere in the cluster.
-        units = self.units.below(self.priority)
-        if not units:  # Unschedulable in the newest ``PodGroupEvaluator.Preempt`` (was UnschedulableAndUnresolvable)
-            return GroupPreemption(Status(Code.UNSCHEDULABLE, (NO_GROUP_VICTIMS,)))
+        # 1) Potential victims: every unit of strictly lower priority, anywhere in the cluster
+        #    (none at all, as in a cluster of one priority: known without listing them).
+        units = self.units.below(self.priority) if handle.snapshot.has_assigned_below(self.priority) else []
+        if not units:
+            return GroupPreemption(NO_GROUP_VICTIMS_STATUS)
         snap = handle.snapshot
         budgets = pdb_budgets(handle)  # from the cluster as it is, before anything is removed
         with units_removed(snap, units) as homes:
