@@ -51,6 +51,8 @@ from gangsim.scheduler.framework.interface import (
     PreFilterPlugin,
     QueueSortPlugin,
     ReservePlugin,
+    RowFilterPlugin,
+    RowScorePlugin,
     ScorePlugin,
     Status,
 )
@@ -86,9 +88,11 @@ class Services(Protocol):
 
 
 RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
+RowRawScore = Callable[[CycleState, PodInfo, list[int]], "list[int] | None"]
+PreScore = Callable[[CycleState, PodInfo], Status | None]
 
 
-def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
+def _with_pre_score(score: RawScore, pre_score: PreScore | None) -> RawScore:
     """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
     if pre_score is None:
         return score
@@ -98,6 +102,21 @@ def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], 
         if status is not None and status.code is Code.SKIP:
             return None
         return score(state, pod, rows)
+
+    return raw
+
+
+def _rows_with_pre_score(score_row: Callable[[CycleState, PodInfo, int], "int | None"], pre_score: PreScore | None) -> RowRawScore:
+    """``_with_pre_score`` over a list of rows on Python scalars (a ``RowScorePlugin``'s
+    ``score_row``, whose Skip does not depend on the row)."""
+
+    def raw(state: CycleState, pod: PodInfo, rows: list[int]) -> list[int] | None:
+        if pre_score is not None:
+            status = pre_score(state, pod)
+            if status is not None and status.code is Code.SKIP:
+                return None
+        out = [score_row(state, pod, r) for r in rows]
+        return None if not out or out[0] is None else out  # type: ignore[return-value]
 
     return raw
 
@@ -201,6 +220,9 @@ class Framework(Handle):
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
         # each scorer's raw score with its PreScore in front (built once: the hot path calls these)
         self.raw_scorers: list[RawScore] = [_with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
+        # the same on Python scalars, per scorer that has a one-row score (else None): the
+        # signature cache's one-row refresh (``FastPath.row_refresh``)
+        self.row_raw_scorers: list[RowRawScore | None] = [_rows_with_pre_score(p.score_row, pre_scores.get(p.NAME)) if isinstance(p, RowScorePlugin) else None for p, _ in self.scorers]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
         self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
         self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = lists.get("placementFeasible", [])
@@ -226,6 +248,9 @@ class Framework(Handle):
         fast = args.config.effective_fast_path
         self.fast_path = fast
         self.static_cache = StaticFilterCache(self.snapshot.nodes, self._static_codes) if fast.static_filter_cache and self.n_static else None
+        # the signature cache refreshes a few changed rows on Python scalars when every dynamic
+        # filter answers for one row (``filter_row``)
+        self.row_refresh = fast.row_refresh and all(isinstance(p, RowFilterPlugin) for p in self.dynamic_filters)
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 
@@ -305,6 +330,31 @@ class Framework(Handle):
             c = p.filter(state, pod, one)[0]
             if c:
                 return int(c), j
+        return 0, -1
+
+    def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> tuple[int, int]:
+        """``run_filters(state, pod, [row], nominated=False)`` on Python scalars, for the
+        signature cache's one-row refresh (``row_refresh``: every dynamic filter is a
+        ``RowFilterPlugin``): (code, plugin index), (0, -1) when every plugin passes."""
+        self.filter_rows_computed += 1
+        if self.static_cache is not None:  # fast path: static codes per static signature
+            s_codes, s_plugin = self.static_cache.codes(pod)
+            code, j = int(s_codes[row]), int(s_plugin[row])
+        else:
+            code, j = self._first_failure(0, self.n_static, state, pod, np.array([row], dtype=np.int64))
+        if code:
+            return code, j
+        plugins = self.filter_plugins
+        pre_at = self._pre_filter_at
+        for j in range(self.n_static, len(plugins)):
+            if j >= pre_at and not state.pre_filtered:
+                self.run_pre_filter(state, pod)
+            p = plugins[j]
+            if p.NAME in state.skip_filter:
+                continue
+            code = p.filter_row(state, pod, row)  # type: ignore[attr-defined]
+            if code:
+                return int(code), j
         return 0, -1
 
     def _static_codes(self, pod: PodInfo, rows: np.ndarray, state: CycleState | None = None) -> tuple[np.ndarray, np.ndarray]:
