@@ -89,6 +89,9 @@ class FastPath:
     # the signature cache refreshes the few rows a bind changed on Python scalars (plugins'
     # ``filter_row`` / ``score_row``) instead of numpy over one-element arrays (needs signature_cache)
     row_refresh: bool = True
+    # a PodGroup pass that succeeds keeps its tentative placements for the binds that follow,
+    # instead of reverting them and assuming the same pods on the same rows again
+    keep_placements: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +125,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False)
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, row_refresh=False)

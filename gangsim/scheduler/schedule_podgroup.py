@@ -146,24 +146,27 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
     return message
 
 
-def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> GroupResult:
+def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, keep: bool = False) -> GroupResult:
     """``RunRootSchedulingAlgorithm``: the placement loop when the profile has placement plugins
     (TopologyAwareWorkloadScheduling), else the default pass; a success that placed no pod is
-    Unschedulable "no pods were schedulable"."""
+    Unschedulable "no pods were schedulable". ``keep``: see ``default_pass``."""
     if fw.placement_generate_plugins:
         result = run_placement_algorithm(fw, st, pods, default_pass)
     else:
-        result = default_pass(fw, st, pods)
+        result = default_pass(fw, st, pods, keep=keep)
     if result.status is None and not result.placed:
         result.status = Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
     return result
 
 
-def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True) -> GroupResult:
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, keep: bool = False) -> GroupResult:
     """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
     over the nodes of ``fw.placement`` when one is set; tentative placements are reverted.
     ``messages=False``: the caller drops the per-pod FitErrors of an infeasible result (a
-    placement evaluated after the first), so a pass decided from counts does not render them."""
+    placement evaluated after the first), so a pass decided from counts does not render them.
+    ``keep`` (fast path ``FastPath.keep_placements``, the caller binds a success at once): a
+    successful pass keeps its tentative placements assumed (``result.kept``) instead of
+    reverting them for the caller to assume the same pods on the same rows again."""
     scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
     result = GroupResult(status)
@@ -218,10 +221,12 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
             status = fw.run_placement_feasible(st, scheduled, remaining)
             if status is not None and status.code == Code.UNSCHEDULABLE:
                 break
+        result.status = wait_as_unschedulable(status)
+        result.kept = keep and result.status is None and bool(result.placed)
     finally:
-        for pod, _ in reversed(result.placed):
-            snapshot.unassign(pod)
-    result.status = wait_as_unschedulable(status)
+        if not result.kept:
+            for pod, _ in reversed(result.placed):
+                snapshot.unassign(pod)
     return result
 
 
@@ -278,7 +283,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
         rec.active = True
     try:
-        result = run_algorithm(fw, st, pods)
+        result = run_algorithm(fw, st, pods, keep=keeps_placements(h, fw, pods))
     finally:
         if rec is not None:
             rec.active = False
@@ -290,7 +295,8 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             finish(h, e, st, pods, CycleOutcome.WAITING_ON_PREEMPTION, Status(Code.UNSCHEDULABLE, (PARTIAL_SUCCESS,)), started, result=result, nominations=partial)
             return
         for pod, row in result.placed:  # §8.5 path 1: bind every pod that found a node
-            h.snapshot.assign(pod, row)
+            if not result.kept:  # (the fast path kept the pass's placements assumed)
+                h.snapshot.assign(pod, row)
             e.pods.remove(pod)
             bind(h, None, pod, row)
         finish(h, e, st, pods, CycleOutcome.SCHEDULED, None, started, result=result)
@@ -304,6 +310,19 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             outcome, nominations = CycleOutcome.WAITING_ON_PREEMPTION, r.nominations
     code = Code.UNSCHEDULABLE if outcome is CycleOutcome.WAITING_ON_PREEMPTION else status.code
     finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations)
+
+
+def keeps_placements(h: SchedulerHandle, fw: Framework, pods: list[PodInfo]) -> bool:
+    """Fast path (``FastPath.keep_placements``): may a successful pass leave its placements
+    assumed for the binds that follow at once? Reverting them and assuming each again just before
+    its bind gives the same rows, devices and pod order on every node (the same assignments in
+    the same order, and nothing between them assigns a pod), so only what a bind reads of the
+    other placements could differ: PartialSuccess preempts with them reverted, and a bind under
+    pod affinity releases the queue when any assigned pod carries an affinity term
+    (``Scheduler.note_bind``), so neither may be in play."""
+    if not fw.fast_path.keep_placements or h.config.partial_success:
+        return False
+    return not any(p.spec.affinity is not None and p.spec.affinity.has_pod_affinity for p in pods)
 
 
 def partial_success_preemption(h: SchedulerHandle, fw: Framework, st: PodGroupState, pods: list[PodInfo], result: GroupResult, scheduled0: int) -> dict[int, int] | None:

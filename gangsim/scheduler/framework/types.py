@@ -213,6 +213,7 @@ class GroupResult:
     placed: list[tuple[PodInfo, int]] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)  # uid -> the pod's own failure message
     evaluated: int = 0
+    kept: bool = False  # the placements are still assumed (``default_pass(keep=True)`` succeeded)
 
 
 @dataclass(slots=True)
