@@ -156,6 +156,7 @@ class QueuedEntity:
     where: QueueLocation = QueueLocation.NONE
     seq: int = 0  # tie-break of equal (priority, timestamp): arrival order in the queue
     parked_ms: int = 0  # when it entered the unschedulable pool (the flush ages it)
+    pre_enqueue_memo: object = None  # ``Scheduler.pre_enqueue``'s, for the pods it saw last time
 
     @property
     def is_group(self) -> bool:
