@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks import shapes
-from builders import create, events_of, make_group, make_node, make_pod, make_trace, patch, placements
+from builders import SRC, create, events_of, make_group, make_node, make_pod, make_spec, make_trace, patch, placements
 from gangsim.api.config import FastPath
-from gangsim.api.objects import Affinity, PreferredSchedulingTerm, Taint, Toleration
+from gangsim.api.objects import Affinity, Pod, PreferredSchedulingTerm, Taint, Toleration
 from gangsim.api.selectors import NodeSelectorTerm, Requirement
 from gangsim.eventlog import EventReason
 from gangsim.load import load_trace
@@ -195,13 +195,14 @@ def test_pods_joining_a_gated_gang_are_each_told_once(monkeypatch):
 
 
 def test_a_spec_update_asks_preenqueue_again_for_every_pod():
-    """Scheduling gates lifted from one pod of a gated gang after the others joined: the
-    remembered PreEnqueue verdicts are dropped (a pod's spec changed), so the group goes on once
-    the last gate is gone and not before."""
-    group = make_group("g", 3)
-    gated = [make_pod(f"p{i}", cpu=1, group="g", gates=("wait",), duration_s=30) for i in range(3)]
-    events = [create(make_node("n0", cpu=8, memory_gi=8)), create(group)] + [create(p, at_s=1) for p in gated]
+    """Three pods of a gang share one spec with a scheduling gate (as a Job's pods share their
+    template's), so PreEnqueue asks the first of them for all three; the gate is lifted from one
+    pod at a time: the remembered runs are dropped at each update (a spec changed), so the group
+    goes on once the last gate is gone and not at the first."""
+    spec = make_spec(cpu=1, group="g", gates=("wait",), duration_s=30)
+    gated = [Pod(namespace="default", name=f"p{i}", spec=spec, source=SRC) for i in range(3)]
+    events = [create(make_node("n0", cpu=8, memory_gi=8)), create(make_group("g", 3))] + [create(p, at_s=1) for p in gated]
     for i, p in enumerate(gated):
-        events.append(patch(replace(p, spec=replace(p.spec, scheduling_gates=())), at_s=10 + 10 * i))
+        events.append(patch(replace(p, spec=replace(spec, scheduling_gates=())), at_s=10 + 10 * i))
     log = replay(make_trace(*events), "gang")
     assert {p.pod: p.bound_ms for p in log.pods} == {"default/p0": 30_000, "default/p1": 30_000, "default/p2": 30_000}
