@@ -189,9 +189,10 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
                     message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
                     result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
                 return result
-    if fast.doomed_pass and fast.placement_passes and fw.placement is not None:  # fast path: a pass where every pod fits, replayed
+    if fast.doomed_pass and (fast.placement_passes if fw.placement is not None else fast.counted_pass):  # fast path: a pass where every pod fits, replayed
         layout = counted.layout(fw, pods)
         if layout is not None:
+            fw.counted_passes += 1
             return counted_pass(fw, st, pods, layout)
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot

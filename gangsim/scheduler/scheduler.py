@@ -569,6 +569,7 @@ class Scheduler:
             "filter_rows_evaluated": sum(fw.filter_rows_evaluated for fw in frameworks),
             "filter_rows_computed": sum(fw.filter_rows_computed for fw in frameworks),
             "doomed_passes": sum(fw.doomed_passes for fw in frameworks),
+            "counted_passes": sum(fw.counted_passes for fw in frameworks),
             "repeated_failures": sum(fw.repeated_failures.replays for fw in frameworks if fw.repeated_failures is not None),
         }
 

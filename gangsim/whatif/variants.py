@@ -55,6 +55,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-failure-streaks": {"fast_path.failure_streaks": False},
     "no-row-refresh": {"fast_path.row_refresh": False},
     "no-keep-placements": {"fast_path.keep_placements": False},
+    "no-counted-pass": {"fast_path.counted_pass": False},
 }
 
 

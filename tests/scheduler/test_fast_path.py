@@ -28,6 +28,7 @@ SWITCHES = {
     "no-failure-streaks": {"fast_path": FastPath(failure_streaks=False)},
     "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
     "no-keep-placements": {"fast_path": FastPath(keep_placements=False)},
+    "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
     "reference": {"opportunistic_batching": False},
 }
 

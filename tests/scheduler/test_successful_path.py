@@ -28,9 +28,12 @@ from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
+SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
+NASA = SHARED / "pwa-nasa-ipsc-1993" / "NASA-iPSC-1993-3.1-cln.swf.gz"
 OFF = {
     "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
     "no-keep-placements": {"fast_path": FastPath(keep_placements=False)},
+    "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
     "no-batching": {"opportunistic_batching": False},
 }
 
@@ -41,16 +44,18 @@ def _report_bytes(trace, policy: str, out: Path, **changes) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
 
 
-def _busy_trace(tmp_path: Path, seed: int):
+def _busy_trace(tmp_path: Path, seed: int, *, whole_nodes: bool = False):
     """Mostly successful gangs of 1–16 pods on two pools with two priorities and node
-    failures: binds change a few rows at a time, and some gangs wait, fail and are preempted."""
+    failures: binds change a few rows at a time, and some gangs wait, fail and are preempted.
+    ``whole_nodes``: every pod takes a whole node (as an HPC log's), so each successful gang
+    pass can be replayed from counts (``FastPath.counted_pass``)."""
     spec = GeneratorSpec(
         seed=seed,
-        pools=(PoolSpec("a", 20, gpus=8), PoolSpec("b", 12, gpus=4)),
+        pools=(PoolSpec("a", 20, gpus=8), PoolSpec("b", 12, gpus=8 if whole_nodes else 4)),
         jobs=60,
         hours=3,
         gang_sizes=((1, 0.3), (2, 0.2), (4, 0.3), (16, 0.2)),
-        gpus_per_pod=((1, 0.4), (2, 0.3), (4, 0.3)),
+        gpus_per_pod=((8, 1.0),) if whole_nodes else ((1, 0.4), (2, 0.3), (4, 0.3)),
         priorities=(("low", 0, 0.7), ("high", 1000, 0.3)),
         duration_median_s=1800,
         node_failures=2,
@@ -67,6 +72,28 @@ def _busy_trace(tmp_path: Path, seed: int):
 def test_each_switch_off_writes_the_same_report_on_a_busy_trace(switch, policy, seed, tmp_path):
     trace = _busy_trace(tmp_path, seed)
     assert _report_bytes(trace, policy, tmp_path / "on") == _report_bytes(trace, policy, tmp_path / "off", **OFF[switch])
+
+
+@pytest.mark.parametrize("switch", sorted(OFF))
+@pytest.mark.parametrize("seed", [5, 6])
+def test_whole_node_gangs_replayed_from_counts_write_the_same_report(switch, seed, tmp_path):
+    trace = _busy_trace(tmp_path, seed, whole_nodes=True)
+    log = replay(trace, "gang")
+    assert log.counters["counted_passes"] >= 20  # the shortcut is exercised
+    assert _report_bytes(trace, "gang", tmp_path / "on") == _report_bytes(trace, "gang", tmp_path / "off", **OFF[switch])
+
+
+@pytest.mark.skipif(not NASA.exists(), reason="public traces not present")
+@pytest.mark.parametrize("policy", ["gang", "permit"])
+def test_the_nasa_log_writes_the_same_report_with_the_switches_off(policy, tmp_path):
+    """The first 4 days of the NASA iPSC log (issue 16's NASA rows): whole-node gangs that
+    almost all schedule at their first attempt."""
+    trace = replace(load_trace([f"swf:{NASA}"]), horizon_ms=4 * 86_400_000)
+    if policy == "gang":
+        assert replay(trace, "gang").counters["counted_passes"] >= 100
+    on = _report_bytes(trace, policy, tmp_path / "on")
+    for switch, changes in OFF.items():
+        assert on == _report_bytes(trace, policy, tmp_path / switch, **changes), switch
 
 
 @pytest.mark.parametrize("policy", ["gang", "pod"])

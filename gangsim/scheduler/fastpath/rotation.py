@@ -92,14 +92,14 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
     """Per feasible row, its ``select_host`` sort key (-total, row) with 0, 1, … of the pass's
     pods on it, up to its capacity; None when a total is not the row's own. A row that takes
     more than one pod is scored again with the pods on it, tentatively placed and taken off."""
+    need = int((per_row - 1).sum())
+    if need > MAX_RESCORED or need >= len(pods):
+        return None
     constant: dict[int, int] = {}
     first = _totals(fw, entry, pods[0], rows, constant)
     if first is None:
         return None
     keys = [[(-int(t), int(r))] for t, r in zip(first.tolist(), rows.tolist())]
-    need = int((per_row - 1).sum())
-    if need > MAX_RESCORED or need >= len(pods):
-        return None
     spare = iter(pods[:need])  # the rows' k-th pod, placed round by round; the last pod is scored
     with ExitStack() as placed:
         for k in range(1, int(per_row.max()) if len(per_row) else 1):

@@ -241,6 +241,7 @@ class Framework(Handle):
         self.filter_rows_evaluated = 0
         self.filter_rows_computed = 0
         self.doomed_passes = 0  # PodGroup passes the fast path decided from counts
+        self.counted_passes = 0  # successful ones it replayed from counts (``fastpath.counted``)
         self.doomed_fit_error: tuple[tuple, str] | None = None  # fast path: the last doomed pass's FitError, by its key
         self.doomed_plans: dict[tuple, tuple] = {}  # fast path: doomed.plan's, by search and group shape
         self.recorder: Recorder | None = None  # gangsim explain's (off in every other command)
