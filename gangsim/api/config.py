@@ -131,7 +131,7 @@ class SchedulerConfig:
             return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False)
         f = self.fast_path
         if not f.signature_cache:
-            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, row_refresh=False, counted_pass=False)
+            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

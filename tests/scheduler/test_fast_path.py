@@ -177,7 +177,7 @@ def _log_facts(log) -> tuple:
         list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
         list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
         log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "repeated_failures", "failures_repeated"))},
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "counted_passes", "repeated_failures", "failures_repeated"))},
     )  # fmt: skip
 
 

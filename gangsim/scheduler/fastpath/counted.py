@@ -7,6 +7,9 @@ the group's pods on it is its own (``rotation.row_keys``), the pass is fixed: po
 takes the row the i-th search of ``rotation.replay`` takes, and PlacementFeasible's verdicts
 depend on the counts alone. The caller runs those verdicts; ``layout`` says whether the pass
 can be replayed and ``doomed.searches`` replays it. Kept per search like the doomed plans.
+
+Without a placement (``FastPath.counted_pass``) the same replay places a successful gang of an
+HPC log, whose pods each take a whole node, without a Filter and Score pass per pod.
 """
 
 from __future__ import annotations

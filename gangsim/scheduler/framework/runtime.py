@@ -251,7 +251,7 @@ class Framework(Handle):
         self.static_cache = StaticFilterCache(self.snapshot.nodes, self._static_codes) if fast.static_filter_cache and self.n_static else None
         # the signature cache refreshes a few changed rows on Python scalars when every dynamic
         # filter answers for one row (``filter_row``)
-        self.row_refresh = fast.row_refresh and all(isinstance(p, RowFilterPlugin) for p in self.dynamic_filters)
+        self.row_refresh = fast.row_refresh and fast.signature_cache and all(isinstance(p, RowFilterPlugin) for p in self.dynamic_filters)
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 
