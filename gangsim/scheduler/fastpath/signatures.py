@@ -10,13 +10,14 @@ Not used while any assigned pod carries pod (anti-)affinity: rows then depend on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import SnapshotView
-from gangsim.scheduler.framework.interface import ScorePlugin
+from gangsim.scheduler.framework.interface import Code, ScorePlugin, Status
 from gangsim.scheduler.framework.types import PodInfo
 
 MAX_ENTRIES = 4096
@@ -35,6 +36,24 @@ class Runner(Protocol):
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]: ...
 
     def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> tuple[int, int]: ...
+
+
+RowRawScore = Callable[[CycleState, PodInfo, list[int]], "list[int] | None"]
+
+
+def row_raw_scorer(score_row: Callable[[CycleState, PodInfo, int], "int | None"], pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RowRawScore:
+    """A ``RowScorePlugin``'s raw scores of a list of rows on Python scalars, None when its
+    PreScore (if it has one) or its Score says Skip (the runtime's raw score, row by row)."""
+
+    def raw(state: CycleState, pod: PodInfo, rows: list[int]) -> list[int] | None:
+        if pre_score is not None:
+            status = pre_score(state, pod)
+            if status is not None and status.code is Code.SKIP:
+                return None
+        out = [score_row(state, pod, r) for r in rows]
+        return None if not out or out[0] is None else out  # type: ignore[return-value]
+
+    return raw
 
 
 class SignatureEntry:

@@ -26,35 +26,14 @@ from gangsim.api.objects import PodDisruptionBudget
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.fastpath import search
 from gangsim.scheduler.fastpath.repeat import RepeatedFailures
-from gangsim.scheduler.fastpath.signatures import SignatureCache
+from gangsim.scheduler.fastpath.signatures import SignatureCache, row_raw_scorer
 from gangsim.scheduler.fastpath.static_cache import StaticFilterCache
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import ClusterAPI, Handle, Nominator, SnapshotView, WaitingPods
-from gangsim.scheduler.framework.interface import (
-    EXTENSION_POINTS,
-    CapacityPlugin,
-    ClusterEvent,
-    Code,
-    EnqueueExtensions,
-    FilterPlugin,
-    Placement,
-    PlacementGeneratePlugin,
-    PlacementScorePlugin,
-    PermitPlugin,
-    PlacementFeasiblePlugin,
-    Plugin,
-    PodGroupPostFilterPlugin,
-    PodGroupPostFilterResult,
-    PostFilterPlugin,
-    PostFilterResult,
-    PreEnqueuePlugin,
-    PreFilterPlugin,
-    QueueSortPlugin,
-    ReservePlugin,
-    RowFilterPlugin,
-    RowScorePlugin,
-    ScorePlugin,
-    Status,
+from gangsim.scheduler.framework.interface import (  # fmt: skip
+    EXTENSION_POINTS, CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, FilterPlugin, Placement, PlacementGeneratePlugin, PlacementScorePlugin,
+    PermitPlugin, PlacementFeasiblePlugin, Plugin, PodGroupPostFilterPlugin, PodGroupPostFilterResult, PostFilterPlugin, PostFilterResult,
+    PreEnqueuePlugin, PreFilterPlugin, QueueSortPlugin, ReservePlugin, RowFilterPlugin, RowScorePlugin, ScorePlugin, Status,
 )
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
@@ -88,11 +67,7 @@ class Services(Protocol):
 
 
 RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
-RowRawScore = Callable[[CycleState, PodInfo, list[int]], "list[int] | None"]
-PreScore = Callable[[CycleState, PodInfo], Status | None]
-
-
-def _with_pre_score(score: RawScore, pre_score: PreScore | None) -> RawScore:
+def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
     """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
     if pre_score is None:
         return score
@@ -102,21 +77,6 @@ def _with_pre_score(score: RawScore, pre_score: PreScore | None) -> RawScore:
         if status is not None and status.code is Code.SKIP:
             return None
         return score(state, pod, rows)
-
-    return raw
-
-
-def _rows_with_pre_score(score_row: Callable[[CycleState, PodInfo, int], "int | None"], pre_score: PreScore | None) -> RowRawScore:
-    """``_with_pre_score`` over a list of rows on Python scalars (a ``RowScorePlugin``'s
-    ``score_row``, whose Skip does not depend on the row)."""
-
-    def raw(state: CycleState, pod: PodInfo, rows: list[int]) -> list[int] | None:
-        if pre_score is not None:
-            status = pre_score(state, pod)
-            if status is not None and status.code is Code.SKIP:
-                return None
-        out = [score_row(state, pod, r) for r in rows]
-        return None if not out or out[0] is None else out  # type: ignore[return-value]
 
     return raw
 
@@ -220,9 +180,8 @@ class Framework(Handle):
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
         # each scorer's raw score with its PreScore in front (built once: the hot path calls these)
         self.raw_scorers: list[RawScore] = [_with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
-        # the same on Python scalars, per scorer that has a one-row score (else None): the
-        # signature cache's one-row refresh (``FastPath.row_refresh``)
-        self.row_raw_scorers: list[RowRawScore | None] = [_rows_with_pre_score(p.score_row, pre_scores.get(p.NAME)) if isinstance(p, RowScorePlugin) else None for p, _ in self.scorers]
+        # the same on Python scalars where a scorer has a one-row score (``FastPath.row_refresh``)
+        self.row_raw_scorers = [row_raw_scorer(p.score_row, pre_scores.get(p.NAME)) if isinstance(p, RowScorePlugin) else None for p, _ in self.scorers]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
         self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
         self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = lists.get("placementFeasible", [])
@@ -315,11 +274,12 @@ class Framework(Handle):
             codes[todo[failed]] = c[failed]
             plugin[todo[failed]] = j
 
-    def _first_failure(self, first: int, last: int, state: CycleState, pod: PodInfo, one: np.ndarray) -> tuple[int, int]:
-        """``_apply`` for one row (``one`` holds it), without arrays: (code, plugin index) of
-        the first plugin that rejects it, (0, -1) when all pass. The same loop as ``_apply``'s,
-        kept apart on purpose: preemption re-checks run it hundreds of thousands of times, and a
-        shared per-plugin helper costs a call per plugin per check."""
+    def _first_failure(self, first: int, last: int, state: CycleState, pod: PodInfo, one: np.ndarray | None, row: int = -1) -> tuple[int, int]:
+        """``_apply`` for one row (``one`` holds it; or ``row``, through each plugin's
+        ``filter_row``), without arrays: (code, plugin index) of the first plugin that rejects
+        it, (0, -1) when all pass. The same loop as ``_apply``'s, kept apart on purpose:
+        preemption re-checks run it hundreds of thousands of times, and a shared per-plugin
+        helper costs a call per plugin per check."""
         plugins = self.filter_plugins
         pre_at = self._pre_filter_at
         for j in range(first, last):
@@ -328,35 +288,21 @@ class Framework(Handle):
             p = plugins[j]
             if p.NAME in state.skip_filter:
                 continue
-            c = p.filter(state, pod, one)[0]
+            c = p.filter(state, pod, one)[0] if one is not None else p.filter_row(state, pod, row)  # type: ignore[attr-defined]
             if c:
                 return int(c), j
         return 0, -1
 
     def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> tuple[int, int]:
-        """``run_filters(state, pod, [row], nominated=False)`` on Python scalars, for the
-        signature cache's one-row refresh (``row_refresh``: every dynamic filter is a
-        ``RowFilterPlugin``): (code, plugin index), (0, -1) when every plugin passes."""
+        """``run_filters(state, pod, [row], nominated=False)`` on Python scalars (``row_refresh``:
+        every dynamic filter is a ``RowFilterPlugin``): (code, plugin index), (0, -1) if all pass."""
         self.filter_rows_computed += 1
         if self.static_cache is not None:  # fast path: static codes per static signature
             s_codes, s_plugin = self.static_cache.codes(pod)
             code, j = int(s_codes[row]), int(s_plugin[row])
         else:
             code, j = self._first_failure(0, self.n_static, state, pod, np.array([row], dtype=np.int64))
-        if code:
-            return code, j
-        plugins = self.filter_plugins
-        pre_at = self._pre_filter_at
-        for j in range(self.n_static, len(plugins)):
-            if j >= pre_at and not state.pre_filtered:
-                self.run_pre_filter(state, pod)
-            p = plugins[j]
-            if p.NAME in state.skip_filter:
-                continue
-            code = p.filter_row(state, pod, row)  # type: ignore[attr-defined]
-            if code:
-                return int(code), j
-        return 0, -1
+        return (code, j) if code else self._first_failure(self.n_static, len(self.filter_plugins), state, pod, None, row)
 
     def _static_codes(self, pod: PodInfo, rows: np.ndarray, state: CycleState | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Codes and failing plugin index of the leading node-static filters over ``rows``."""
