@@ -11,7 +11,7 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
 ``doomed``             a single-shape PodGroup pass that cannot reach minCount, decided from counts
 ``rotation``           where such a pass leaves the rotating search start when searches stop early
 ``counted``            a single-shape pass where every pod fits, replayed (KEP-5732 placements,
-                       and without one on clusters of fewer than 1,024 feasible nodes)
+                       and without one on clusters of fewer than 1,024 nodes)
 ``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
                        the unchanged cluster (its diagnosis, FitError text and counted effects)
 =====================  =========================================================================

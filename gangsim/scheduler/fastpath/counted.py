@@ -18,7 +18,7 @@ from gangsim.scheduler.fastpath import doomed, rotation
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 
-MAX_ROWS = 1024  # without a placement, try only clusters with fewer feasible rows (``layout``)
+MAX_ROWS = 1024  # without a placement, try only clusters of fewer nodes (``layout``)
 
 
 def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
@@ -27,16 +27,19 @@ def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
 
     Without a KEP-5732 placement (``FastPath.counted_pass``) the search runs over every node:
     a big cluster's rows mostly take several pods each, which ``rotation.row_keys`` would have
-    to score with tentative pods, so it is tried only with fewer than ``MAX_ROWS`` feasible
-    rows (whole-node pods on an HPC cluster: each row takes one pod, nothing to rescore)."""
+    to score with tentative pods, so it is tried only on clusters of fewer than ``MAX_ROWS``
+    nodes, where looking costs little (whole-node pods on an HPC cluster: each row takes one
+    pod, nothing to rescore)."""
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
+        return None
+    if fw.placement is None and len(fw.snapshot.nodes.order) >= MAX_ROWS:
         return None
     return doomed.kept(fw, pods, ("counted",), lambda: _layout(fw, pods))
 
 
 def _layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
-    found = doomed.feasible(fw, pods, len(pods), fewer_than=MAX_ROWS if fw.placement is None else None)
+    found = doomed.feasible(fw, pods, len(pods))
     if found is None:
         return None
     entry, positions, rows, per_row = found
