@@ -33,12 +33,12 @@ def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
-    if fw.placement is None and len(fw.snapshot.nodes.order) >= MAX_ROWS:
-        return None
+    if fw.placement is None:  # a successful gang binds: its layout will not come again, so none is kept
+        return _layout(fw, pods, kept=False) if len(fw.snapshot.nodes.order) < MAX_ROWS else None
     return doomed.kept(fw, pods, ("counted",), lambda: _layout(fw, pods))
 
 
-def _layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
+def _layout(fw: doomed.Runner, pods: list[PodInfo], *, kept: bool = True) -> rotation.Layout | None:
     found = doomed.feasible(fw, pods, len(pods))
     if found is None:
         return None
@@ -46,4 +46,4 @@ def _layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
     if int(per_row.sum()) < len(pods):
         return None  # some pod fails: the doomed pass's or the pod-by-pod pass's
     keys = rotation.row_keys(fw, entry, pods, rows, per_row)
-    return None if keys is None else rotation.Layout(positions.tolist(), keys)
+    return None if keys is None else rotation.Layout(positions.tolist(), keys, kept=kept)
