@@ -295,8 +295,12 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             # KEP-4671 PartialSuccess: preemption that places more pods won over binding
             finish(h, e, st, pods, CycleOutcome.WAITING_ON_PREEMPTION, Status(Code.UNSCHEDULABLE, (PARTIAL_SUCCESS,)), started, result=result, nominations=partial)
             return
+        if result.kept:  # (the fast path kept the pass's placements assumed)
+            h.kept_unbound[:] = result.placed
         for pod, row in result.placed:  # §8.5 path 1: bind every pod that found a node
-            if not result.kept:  # (the fast path kept the pass's placements assumed)
+            if result.kept:
+                del h.kept_unbound[0]
+            else:
                 h.snapshot.assign(pod, row)
             e.pods.remove(pod)
             bind(h, None, pod, row)
@@ -317,9 +321,10 @@ def keeps_placements(h: SchedulerHandle, fw: Framework, pods: list[PodInfo]) -> 
     """Fast path (``FastPath.keep_placements``): may a successful pass leave its placements
     assumed for the binds that follow at once? Reverting them and assuming each again just before
     its bind gives the same rows, devices and pod order on every node (the same assignments in
-    the same order, and nothing between them assigns a pod), so only what a bind reads of the
-    other placements could differ: PartialSuccess preempts with them reverted, and a bind under
-    pod affinity releases the queue when any assigned pod carries an affinity term
+    the same order; a pod a bind makes the kubelet admit by ``spec.nodeName`` in between is put
+    before the ones not bound yet, ``Scheduler.on_pod_assigned``), so only what a bind reads of
+    the other placements could differ: PartialSuccess preempts with them reverted, and a bind
+    under pod affinity releases the queue when any assigned pod carries an affinity term
     (``Scheduler.note_bind``), so neither may be in play."""
     if not fw.fast_path.keep_placements or h.config.partial_success:
         return False

@@ -142,6 +142,7 @@ class Scheduler:
         self._wakes: set[int] = set()
         self._gated_message: dict[int, str] = {}
         self._pod_updates = 0  # pod spec updates so far (a ``_PreEnqueueMemo`` holds while none came)
+        self.kept_unbound: list[tuple[PodInfo, int]] = []  # ``schedule_podgroup``'s kept placements not bound yet
         self._spec_cache: dict[int, tuple] = {}
 
     # ---- the Handle's shared state (framework.runtime.Services, cycle_handle.SchedulerHandle) --
@@ -350,7 +351,12 @@ class Scheduler:
         """A pod that arrives already bound (``spec.nodeName`` admitted by the kubelet, or a dump)."""
         info = self.make_pod_info(pod, uid, self.cluster.now)
         self.pods[uid] = info
+        later = self.kept_unbound  # a bind of a kept PodGroup pass made the kubelet admit it:
+        for p, _ in reversed(later):  # it goes before the ones not bound yet, as without keeping
+            self.snapshot.unassign(p)
         self.snapshot.assign(info, self.nodes.row_of[node])
+        for p, row in later:
+            self.snapshot.assign(p, row)
         info.phase = PodPhase.BOUND
         info.start_ms = self.cluster.now
         if self.features.gang_scheduling and info.group_key and pod.spec.scheduler_name in self.frameworks:

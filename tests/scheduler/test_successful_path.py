@@ -233,3 +233,30 @@ def test_a_spec_update_asks_preenqueue_again_for_every_pod():
         events.append(patch(replace(p, spec=replace(spec, scheduling_gates=())), at_s=10 + 10 * i))
     log = replay(make_trace(*events), "gang")
     assert {p.pod: p.bound_ms for p in log.pods} == {"default/p0": 30_000, "default/p1": 30_000, "default/p2": 30_000}
+
+
+def test_a_pod_admitted_by_node_name_between_the_binds_of_a_kept_pass(monkeypatch, tmp_path):
+    """A bind can make the cluster create a pod with ``spec.nodeName`` (a JobSet's next Job
+    starting once the earlier ones run): it is assigned between the group's binds, before the
+    pods the kept pass has not bound yet, as when each is assumed just before its bind, so the
+    node's pod order and GPU devices are the same with and without keeping."""
+    from gangsim.sim.cluster import Cluster
+
+    original = Cluster.bind
+    made: list[str] = []
+
+    def bind(self, info, node):
+        original(self, info, node)
+        if info.name == "g-0" and not made:  # the first bind of the gang: a pod lands on its node
+            made.append(node)
+            self.create_pod(make_pod("direct", gpus=1, cpu=1, node_name=node, duration_s=50))
+
+    monkeypatch.setattr(Cluster, "bind", bind)
+    events = [create(make_node(f"n{i}", cpu=16, gpus=4, memory_gi=64)) for i in range(2)]
+    events += [create(make_group("g", 3)), create(make_pod("other", cpu=1, gpus=1, duration_s=30))]
+    events += [create(make_pod(f"g-{i}", cpu=1, gpus=1, group="g", duration_s=40), at_s=1) for i in range(3)]
+    trace = make_trace(*events, horizon_s=300)
+    on = _report_bytes(trace, "gang", tmp_path / "on")
+    assert made
+    made.clear()
+    assert on == _report_bytes(trace, "gang", tmp_path / "off", fast_path=FastPath(keep_placements=False))
