@@ -86,6 +86,15 @@ class FastPath:
     # a PodGroup attempt whose pods each fail again with their last message is recorded once for
     # the group (the event log's FailureStreak), not pod by pod
     failure_streaks: bool = True
+    # the signature cache refreshes the few rows a bind changed on Python scalars (plugins'
+    # ``filter_row`` / ``score_row``) instead of numpy over one-element arrays (needs signature_cache)
+    row_refresh: bool = True
+    # a PodGroup pass that succeeds keeps its tentative placements for the binds that follow,
+    # instead of reverting them and assuming the same pods on the same rows again
+    keep_placements: bool = True
+    # a single-shape PodGroup pass (no KEP-5732 placement) where every pod fits, replayed from
+    # per-node counts and score keys as ``placement_passes`` does per placement (needs doomed_pass)
+    counted_pass: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +128,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False)
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)

@@ -33,6 +33,8 @@ class SchedulerHandle(Protocol):
     features: Features
     generation: int  # bumped on every cluster change (an attempt records the one it saw)
     hierarchy: Hierarchies | None  # PodGroup trees (CompositePodGroup gate), else None
+    # a successful PodGroup pass's placements kept assumed and not bound yet (``FastPath.keep_placements``)
+    kept_unbound: list[tuple[PodInfo, int]]
 
     def framework_for(self, scheduler_name: str) -> Framework | None: ...
 

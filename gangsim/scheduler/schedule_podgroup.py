@@ -173,26 +173,29 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
     return message
 
 
-def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int | None = None) -> GroupResult:
+def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int | None = None, *, keep: bool = False) -> GroupResult:
     """``RunRootSchedulingAlgorithm``: the placement loop when the profile has placement plugins
     (TopologyAwareWorkloadScheduling), else the default pass; a success that placed no pod is
     Unschedulable "no pods were schedulable". ``scheduled0``: ``st.scheduled_count()`` when the
-    caller knows it."""
+    caller knows it; ``keep``: see ``default_pass``."""
     if fw.placement_generate_plugins:
         result = run_placement_algorithm(fw, st, pods, default_pass)
     else:
-        result = default_pass(fw, st, pods, scheduled0=scheduled0)
+        result = default_pass(fw, st, pods, scheduled0=scheduled0, keep=keep)
     if result.status is None and not result.placed:
         result.status = Status(Code.UNSCHEDULABLE, (NO_PODS_SCHEDULABLE,))
     return result
 
 
-def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, scheduled0: int | None = None) -> GroupResult:
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, scheduled0: int | None = None, keep: bool = False) -> GroupResult:
     """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
     over the nodes of ``fw.placement`` when one is set; tentative placements are reverted.
     ``messages=False``: the caller drops the per-pod FitErrors of an infeasible result (a
     placement evaluated after the first), so a pass decided from counts does not render them.
-    ``scheduled0``: ``st.scheduled_count()`` when the caller knows it."""
+    ``scheduled0``: ``st.scheduled_count()`` when the caller knows it.
+    ``keep`` (fast path ``FastPath.keep_placements``, the caller binds a success at once): a
+    successful pass keeps its tentative placements assumed (``result.kept``) instead of
+    reverting them for the caller to assume the same pods on the same rows again."""
     if scheduled0 is None:
         scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
@@ -216,9 +219,10 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
                     message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
                     result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
                 return result
-    if fast.doomed_pass and fast.placement_passes and fw.placement is not None:  # fast path: a pass where every pod fits, replayed
+    if fast.doomed_pass and (fast.placement_passes if fw.placement is not None else fast.counted_pass):  # fast path: a pass where every pod fits, replayed
         layout = counted.layout(fw, pods)
         if layout is not None:
+            fw.counted_passes += 1
             return counted_pass(fw, st, pods, layout)
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot
@@ -248,10 +252,12 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
             status = fw.run_placement_feasible(st, scheduled, remaining)
             if status is not None and status.code == Code.UNSCHEDULABLE:
                 break
+        result.status = wait_as_unschedulable(status)
+        result.kept = keep and result.status is None and bool(result.placed)
     finally:
-        for pod, _ in reversed(result.placed):
-            snapshot.unassign(pod)
-    result.status = wait_as_unschedulable(status)
+        if not result.kept:
+            for pod, _ in reversed(result.placed):
+                snapshot.unassign(pod)
     return result
 
 
@@ -310,7 +316,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
         rec.active = True
     try:
-        result = run_algorithm(fw, st, pods, scheduled0)
+        result = run_algorithm(fw, st, pods, scheduled0, keep=keeps_placements(h, fw, pods))
     finally:
         if rec is not None:
             rec.active = False
@@ -321,8 +327,13 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             # KEP-4671 PartialSuccess: preemption that places more pods won over binding
             finish(h, e, st, pods, CycleOutcome.WAITING_ON_PREEMPTION, Status(Code.UNSCHEDULABLE, (PARTIAL_SUCCESS,)), started, result=result, nominations=partial)
             return
+        if result.kept:  # (the fast path kept the pass's placements assumed)
+            h.kept_unbound[:] = result.placed
         for pod, row in result.placed:  # §8.5 path 1: bind every pod that found a node
-            h.snapshot.assign(pod, row)
+            if result.kept:
+                del h.kept_unbound[0]
+            else:
+                h.snapshot.assign(pod, row)
             e.pods.remove(pod)
             bind(h, None, pod, row)
         finish(h, e, st, pods, CycleOutcome.SCHEDULED, None, started, result=result)
@@ -336,6 +347,20 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             outcome, nominations = CycleOutcome.WAITING_ON_PREEMPTION, r.nominations
     code = Code.UNSCHEDULABLE if outcome is CycleOutcome.WAITING_ON_PREEMPTION else status.code
     finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations)
+
+
+def keeps_placements(h: SchedulerHandle, fw: Framework, pods: list[PodInfo]) -> bool:
+    """Fast path (``FastPath.keep_placements``): may a successful pass leave its placements
+    assumed for the binds that follow at once? Reverting them and assuming each again just before
+    its bind gives the same rows, devices and pod order on every node (the same assignments in
+    the same order; a pod a bind makes the kubelet admit by ``spec.nodeName`` in between is put
+    before the ones not bound yet, ``Scheduler.on_pod_assigned``), so only what a bind reads of
+    the other placements could differ: PartialSuccess preempts with them reverted, and a bind
+    under pod affinity releases the queue when any assigned pod carries an affinity term
+    (``Scheduler.note_bind``), so neither may be in play."""
+    if not fw.fast_path.keep_placements or h.config.partial_success:
+        return False
+    return not any(p.spec.affinity is not None and p.spec.affinity.has_pod_affinity for p in pods)
 
 
 def partial_success_preemption(h: SchedulerHandle, fw: Framework, st: PodGroupState, pods: list[PodInfo], result: GroupResult, scheduled0: int) -> dict[int, int] | None:

@@ -10,7 +10,7 @@ hints (SEMANTICS §4.5): each event names the plugins that registered for it.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from collections.abc import Iterator
 
@@ -69,6 +69,24 @@ def pod_signature(pod: Pod, demand: np.ndarray) -> tuple:
     return (pod_static_key(pod), demand.tobytes(), s.nonzero_milli_cpu, s.nonzero_memory, s.scheduler_name)
 
 
+@dataclass(slots=True)
+class _PreEnqueueMemo:
+    """What ``Scheduler.pre_enqueue`` found for the first ``count`` pods of an entity."""
+
+    count: int
+    last: PodInfo  # the entity's pods[count - 1] then
+    runs: list[PodInfo]  # the first pod of each run of pods sharing spec and group
+    told: str  # the Gated message every one of those pods was told ("": not known)
+    updates: int  # pod spec updates then (an update can change a pod's spec and gates)
+
+    def covers(self, pods: list[PodInfo], updates: int) -> bool:
+        """Still true for the same first ``count`` pods: they are where they were (pods are
+        only appended or removed, so with the last of them still at its place none of them
+        went) and no spec changed."""
+        n = self.count
+        return updates == self.updates and len(pods) >= n and pods[n - 1] is self.last
+
+
 class Scheduler:
     def __init__(
         self,
@@ -123,6 +141,8 @@ class Scheduler:
         self._cycles_at = -1
         self._wakes: set[int] = set()
         self._gated_message: dict[int, str] = {}
+        self._pod_updates = 0  # pod spec updates so far (a ``_PreEnqueueMemo`` holds while none came)
+        self.kept_unbound: list[tuple[PodInfo, int]] = []  # ``schedule_podgroup``'s kept placements not bound yet
         self._spec_cache: dict[int, tuple] = {}
 
     # ---- the Handle's shared state (framework.runtime.Services, cycle_handle.SchedulerHandle) --
@@ -203,22 +223,39 @@ class Scheduler:
     def pre_enqueue(self, e: QueuedEntity) -> Status | None:
         """Every PreEnqueue plugin for every pod; a group entity is gated if any pod is (§4.4).
         PreEnqueue reads a pod's spec and its group only, so a pod sharing the previous pod's spec
-        (a Job's pods share their template's) and group is not asked again."""
+        (a Job's pods share their template's) and group is not asked again: the plugins run on
+        the first pod of each run of such pods, in order, until one gates.
+
+        A PodGroup entity is asked again each time a pod joins it (pods are only appended to an
+        entity, or removed), so what the last call found for the pods it saw is kept on the
+        entity (``_PreEnqueueMemo``) and only the new pods are looked at: the runs, and the pods
+        to tell the Gated message when it is the one the others were told (``_tell_gated``
+        tells each pod a message once anyway). O(1) per joining pod instead of O(group)."""
+        pods = e.pods
+        memo = e.pre_enqueue_memo
+        if isinstance(memo, _PreEnqueueMemo) and memo.covers(pods, self._pod_updates):
+            start, runs, told = memo.count, memo.runs, memo.told
+        else:
+            start, runs, told = 0, [], ""
+        for pod in pods[start:] if start else pods:
+            last = runs[-1] if runs else None
+            if last is None or pod.spec is not last.spec or pod.group_key != last.group_key:
+                runs.append(pod)
         status = None
-        last = None
-        for pod in e.pods:
-            if last is not None and pod.spec is last.spec and pod.group_key == last.group_key:
-                continue
+        for pod in runs:
             fw = self.frameworks.get(pod.spec.scheduler_name)
             if fw is not None:
                 status = fw.run_pre_enqueue(pod)
                 if status is not None:
                     break
-            last = pod
         if status is not None:
             message = status.message  # (joined from the reasons on each read)
-            for pod in e.pods:
+            for pod in pods[start:] if message == told else pods:
                 self._tell_gated(pod, message)
+            told = message
+        else:
+            told = ""  # the new pods were told nothing
+        e.pre_enqueue_memo = _PreEnqueueMemo(len(pods), pods[-1], runs, told, self._pod_updates) if pods else None
         return status
 
     def _tell_gated(self, pod: PodInfo, message: str) -> None:
@@ -314,7 +351,12 @@ class Scheduler:
         """A pod that arrives already bound (``spec.nodeName`` admitted by the kubelet, or a dump)."""
         info = self.make_pod_info(pod, uid, self.cluster.now)
         self.pods[uid] = info
+        later = self.kept_unbound  # a bind of a kept PodGroup pass made the kubelet admit it:
+        for p, _ in reversed(later):  # it goes before the ones not bound yet, as without keeping
+            self.snapshot.unassign(p)
         self.snapshot.assign(info, self.nodes.row_of[node])
+        for p, row in later:
+            self.snapshot.assign(p, row)
         info.phase = PodPhase.BOUND
         info.start_ms = self.cluster.now
         if self.features.gang_scheduling and info.group_key and pod.spec.scheduler_name in self.frameworks:
@@ -328,6 +370,7 @@ class Scheduler:
         """A pod's labels, scheduling gates or tolerations changed (the rest is immutable):
         its filter inputs and batching signature change with them."""
         info.spec = pod.spec
+        self._pod_updates += 1
         info.static_key = pod_static_key(pod)
         info.signature = pod_signature(pod, info.demand)
         self.bump()
@@ -532,6 +575,7 @@ class Scheduler:
             "filter_rows_evaluated": sum(fw.filter_rows_evaluated for fw in frameworks),
             "filter_rows_computed": sum(fw.filter_rows_computed for fw in frameworks),
             "doomed_passes": sum(fw.doomed_passes for fw in frameworks),
+            "counted_passes": sum(fw.counted_passes for fw in frameworks),
             "repeated_failures": sum(fw.repeated_failures.replays for fw in frameworks if fw.repeated_failures is not None),
         }
 

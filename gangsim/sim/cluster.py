@@ -94,6 +94,7 @@ class Cluster:
         self.binds = 0  # pods bound so far (the progress bar's count)
         self.pending_gpu_pods = 0
         self._cycle_requested_at = -1
+        self._sample_at = -1  # the instant whose timeline sample is due (``_sample``)
         self.in_vain = InVainTracker()
         # ClusterAPI: a scheduling attempt of a pod or PodGroup started / ended (in-vain decisions)
         self.attempt_started = self.in_vain.attempt_started
@@ -297,8 +298,19 @@ class Cluster:
         self.milli_allocated -= sp.milli
 
     def _sample(self) -> None:
+        """The GPU state may have changed: the timeline samples it once, when the instant ends
+        (``Phase.SAMPLE``, after every other phase). The timeline keeps one row per instant, and
+        a later sample at an instant replaces the earlier one (``EventLog.timeline``), so the
+        row is the state after the last change either way; a pod bound or ended costs no sample."""
+        now = self.engine.now
+        if self._sample_at != now:
+            self._sample_at = now
+            self.engine.at(now, Phase.SAMPLE, self._take_sample, productive=False)
+
+    def _take_sample(self, _payload: object = None) -> None:
+        t_ms, self._sample_at = self._sample_at, -1
         self.log.timeline(
-            self.now,
+            t_ms,
             self.kubelets.gpus_total,
             self.gpus_allocated,
             self.gpus_busy,
@@ -580,5 +592,7 @@ class Cluster:
                 continue
             if g.record.state == GangState.RUNNING and not g.progressing:
                 g.record.state = GangState.STALLED
+        if self._sample_at >= 0:  # (the replay stopped inside an instant: never, but its sample is due)
+            self._take_sample()
         self.in_vain.finish()
         self.log.settle_all()

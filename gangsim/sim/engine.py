@@ -24,6 +24,7 @@ class Phase(IntEnum):
     TIMEOUT = 2  # rendezvous and Permit timeouts
     QUEUE = 3  # backoff expiry and the unschedulable-pods flush
     SCHEDULE = 4  # the scheduler drains its queue (binding takes no simulated time)
+    SAMPLE = 5  # the timeline's sample of the state the instant leaves (``Cluster._sample``)
 
 
 class Timer:

@@ -53,6 +53,9 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-placement-passes": {"fast_path.placement_passes": False},  # gang+tas: the placement loop's passes on the reference path
     "no-repeated-failure": {"fast_path.repeated_failure": False},
     "no-failure-streaks": {"fast_path.failure_streaks": False},
+    "no-row-refresh": {"fast_path.row_refresh": False},
+    "no-keep-placements": {"fast_path.keep_placements": False},
+    "no-counted-pass": {"fast_path.counted_pass": False},
 }
 
 

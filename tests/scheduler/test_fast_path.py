@@ -26,6 +26,9 @@ SWITCHES = {
     "no-doomed-pass": {"fast_path": FastPath(doomed_pass=False)},
     "no-repeated-failure": {"fast_path": FastPath(repeated_failure=False)},
     "no-failure-streaks": {"fast_path": FastPath(failure_streaks=False)},
+    "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
+    "no-keep-placements": {"fast_path": FastPath(keep_placements=False)},
+    "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
     "reference": {"opportunistic_batching": False},
 }
 
@@ -67,8 +70,12 @@ def test_every_switch_reaches_the_framework():
     assert on.repeated_failures is not None and framework(**SWITCHES["no-repeated-failure"]).repeated_failures is None
     assert off.repeated_failures is None  # it reads the signature cache
     assert on.fast_path.failure_streaks and not framework(**SWITCHES["no-failure-streaks"]).fast_path.failure_streaks
+    assert on.row_refresh and not framework(**SWITCHES["no-row-refresh"]).row_refresh
+    assert not off.row_refresh  # it refreshes the signature cache
+    assert on.fast_path.keep_placements and not framework(**SWITCHES["no-keep-placements"]).fast_path.keep_placements
     ref = framework(**SWITCHES["reference"])
-    assert ref.static_cache is None and ref.signatures is None and ref.fast_path == FastPath(False, False, False, False, False, False, False)
+    assert ref.static_cache is None and ref.signatures is None and not ref.row_refresh
+    assert ref.fast_path == FastPath(**{name: False for name in FastPath.__dataclass_fields__})
 
 
 def test_filter_work_per_pod_does_not_grow_with_the_cluster():
@@ -170,7 +177,7 @@ def _log_facts(log) -> tuple:
         list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
         list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
         log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "repeated_failures", "failures_repeated"))},
+        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "counted_passes", "repeated_failures", "failures_repeated"))},
     )  # fmt: skip
 
 

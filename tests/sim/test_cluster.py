@@ -209,7 +209,9 @@ def test_node_deletion_handles_its_pods_in_arrival_order_then_tells_the_schedule
 
 def test_node_deletion_frees_the_gpus_of_its_pods():
     log, cluster, _ = _node_with_running_and_waiting()
+    cluster.engine.run(1)  # the instant ends: the timeline samples the state it leaves
     assert (cluster.gpus_allocated, cluster.kubelets.gpus_total, log.tl_gpus_allocated[-1]) == (0, 0, 0)
+    assert list(log.tl_t_ms) == [0]  # one sample for the instant, however many changes it saw
 
 
 def test_deleting_an_unknown_node_changes_nothing():

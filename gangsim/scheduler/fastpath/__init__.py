@@ -5,11 +5,13 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
 =====================  =========================================================================
 ``static_cache``       node-static Filter codes (labels, taints, flags) per static signature
 ``signatures``         KEP-5598 opportunistic batching: Filter codes and raw scores per pod
-                       signature, refreshed only for the rows whose generation moved
+                       signature, refreshed only for the rows whose generation moved (a few
+                       rows on Python scalars: ``FastPath.row_refresh``)
 ``search``             the windowed search: only the rows that can hold the wanted feasible nodes
 ``doomed``             a single-shape PodGroup pass that cannot reach minCount, decided from counts
 ``rotation``           where such a pass leaves the rotating search start when searches stop early
-``counted``            KEP-5732 placements: a single-shape pass where every pod fits, replayed
+``counted``            a single-shape pass where every pod fits, replayed (KEP-5732 placements,
+                       and without one on clusters of fewer than 1,024 nodes)
 ``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
                        the unchanged cluster (its diagnosis, FitError text and counted effects)
 =====================  =========================================================================

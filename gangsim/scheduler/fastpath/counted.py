@@ -7,6 +7,9 @@ the group's pods on it is its own (``rotation.row_keys``), the pass is fixed: po
 takes the row the i-th search of ``rotation.replay`` takes, and PlacementFeasible's verdicts
 depend on the counts alone. The caller runs those verdicts; ``layout`` says whether the pass
 can be replayed and ``doomed.searches`` replays it. Kept per search like the doomed plans.
+
+Without a placement (``FastPath.counted_pass``) the same replay places a successful gang of an
+HPC log, whose pods each take a whole node, without a Filter and Score pass per pod.
 """
 
 from __future__ import annotations
@@ -15,16 +18,27 @@ from gangsim.scheduler.fastpath import doomed, rotation
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 
+MAX_ROWS = 1024  # without a placement, try only clusters of fewer nodes (``layout``)
+
+
 def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
     """The pass's ``rotation.Layout`` when every one of ``pods`` (one signature, none
-    nominated) finds a node and the searches can be replayed; None otherwise."""
+    nominated) finds a node and the searches can be replayed; None otherwise.
+
+    Without a KEP-5732 placement (``FastPath.counted_pass``) the search runs over every node:
+    a big cluster's rows mostly take several pods each, which ``rotation.row_keys`` would have
+    to score with tentative pods, so it is tried only on clusters of fewer than ``MAX_ROWS``
+    nodes, where looking costs little (whole-node pods on an HPC cluster: each row takes one
+    pod, nothing to rescore)."""
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
+    if fw.placement is None:  # a successful gang binds: its layout will not come again, so none is kept
+        return _layout(fw, pods, kept=False) if len(fw.snapshot.nodes.order) < MAX_ROWS else None
     return doomed.kept(fw, pods, ("counted",), lambda: _layout(fw, pods))
 
 
-def _layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
+def _layout(fw: doomed.Runner, pods: list[PodInfo], *, kept: bool = True) -> rotation.Layout | None:
     found = doomed.feasible(fw, pods, len(pods))
     if found is None:
         return None
@@ -32,4 +46,4 @@ def _layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
     if int(per_row.sum()) < len(pods):
         return None  # some pod fails: the doomed pass's or the pod-by-pod pass's
     keys = rotation.row_keys(fw, entry, pods, rows, per_row)
-    return None if keys is None else rotation.Layout(positions.tolist(), keys)
+    return None if keys is None else rotation.Layout(positions.tolist(), keys, kept=kept)

@@ -40,13 +40,17 @@ _layouts: dict[tuple, int] = {}  # (positions, keys) -> a number that names them
 
 class Layout:
     """The feasible rows of a pass as ``replay`` needs them: positions in the search order
-    (ascending), ``row_keys``, and ``ident``, the same number for the same contents."""
+    (ascending), ``row_keys``, and ``ident``, the same number for the same contents (None:
+    ``kept=False``, a layout unlikely to come again, whose replay is not kept)."""
 
     __slots__ = ("positions", "keys", "ident")
 
-    def __init__(self, positions: list[int], keys: list[tuple[tuple[int, int], ...]]) -> None:
+    def __init__(self, positions: list[int], keys: list[tuple[tuple[int, int], ...]], *, kept: bool = True) -> None:
         self.positions = positions
         self.keys = keys
+        self.ident: int | None = None
+        if not kept:
+            return
         content = (tuple(positions), tuple(keys))
         ident = _layouts.get(content)
         if ident is None:
@@ -92,14 +96,14 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
     """Per feasible row, its ``select_host`` sort key (-total, row) with 0, 1, … of the pass's
     pods on it, up to its capacity; None when a total is not the row's own. A row that takes
     more than one pod is scored again with the pods on it, tentatively placed and taken off."""
+    need = int((per_row - 1).sum())
+    if need > MAX_RESCORED or need >= len(pods):
+        return None
     constant: dict[int, int] = {}
     first = _totals(fw, entry, pods[0], rows, constant)
     if first is None:
         return None
     keys = [[(-int(t), int(r))] for t, r in zip(first.tolist(), rows.tolist())]
-    need = int((per_row - 1).sum())
-    if need > MAX_RESCORED or need >= len(pods):
-        return None
     spare = iter(pods[:need])  # the rows' k-th pod, placed round by round; the last pod is scored
     with ExitStack() as placed:
         for k in range(1, int(per_row.max()) if len(per_row) else 1):
@@ -120,7 +124,7 @@ def replay(n: int, to_find: int, start: int, layout: Layout, searches: int) -> t
     finds (``layout.keys[i][j]``: row i's with j pods on it) and a row is full after
     ``len(keys[i])`` pods; a search that finds none scans the whole ring."""
     key = (n, to_find, start, searches, layout.ident)
-    hit = _replays.get(key)
+    hit = _replays.get(key) if layout.ident is not None else None
     if hit is not None:
         return hit
     live = list(layout.positions)
@@ -149,6 +153,8 @@ def replay(n: int, to_find: int, start: int, layout: Layout, searches: int) -> t
                 live.remove(best)
             else:
                 now[best] = key_of[best][taken[best]]
+    if layout.ident is None:
+        return start, evaluated, tuple(took)
     if len(_replays) > MAX_ENTRIES:
         _replays.clear()
     _replays[key] = (start, evaluated, tuple(took))

@@ -10,17 +10,19 @@ Not used while any assigned pod carries pod (anti-)affinity: rows then depend on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import SnapshotView
-from gangsim.scheduler.framework.interface import ScorePlugin
+from gangsim.scheduler.framework.interface import Code, ScorePlugin, Status
 from gangsim.scheduler.framework.types import PodInfo
 
 MAX_ENTRIES = 4096
 MAX_LOGGED = 64  # refresh from the node table's change log up to this many touched rows
+MAX_SCALAR = 8  # refresh up to this many changed rows on Python scalars (``Runner.row_refresh``)
 
 
 class Runner(Protocol):
@@ -28,8 +30,30 @@ class Runner(Protocol):
 
     scorers: list[tuple[ScorePlugin, int]]
     raw_scorers: list  # per scorer: (state, pod, rows) -> raw scores or None (Skip)
+    row_raw_scorers: list  # per scorer: the same over a list of rows on Python scalars, or None
+    row_refresh: bool  # ``FastPath.row_refresh`` and ``filter_row`` can run
 
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> tuple[int, int]: ...
+
+
+RowRawScore = Callable[[CycleState, PodInfo, list[int]], "list[int] | None"]
+
+
+def row_raw_scorer(score_row: Callable[[CycleState, PodInfo, int], "int | None"], pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RowRawScore:
+    """A ``RowScorePlugin``'s raw scores of a list of rows on Python scalars, None when its
+    PreScore (if it has one) or its Score says Skip (the runtime's raw score, row by row)."""
+
+    def raw(state: CycleState, pod: PodInfo, rows: list[int]) -> list[int] | None:
+        if pre_score is not None:
+            status = pre_score(state, pod)
+            if status is not None and status.code is Code.SKIP:
+                return None
+        out = [score_row(state, pod, r) for r in rows]
+        return None if not out or out[0] is None else out  # type: ignore[return-value]
+
+    return raw
 
 
 class SignatureEntry:
@@ -92,8 +116,12 @@ class SignatureCache:
             return entry
         elif entry.log_epoch == nodes.touch_epoch and len(nodes.touched) - entry.log_pos <= MAX_LOGGED:
             # rows touched since the last refresh, from the node table's change log
-            changed = np.array(sorted(set(nodes.touched[entry.log_pos :])), dtype=np.int64)  # few ints: cheaper than np.unique
+            rows = sorted(set(nodes.touched[entry.log_pos :]))  # few ints: cheaper than np.unique
             self.hits += 1
+            if self.runner.row_refresh and len(rows) <= MAX_SCALAR:  # fast path: the same, on scalars
+                self._refresh_rows(entry, pod, rows, full=len(rows) == n)
+                return self._stamp(entry)
+            changed = np.array(rows, dtype=np.int64)
         else:
             changed = np.flatnonzero(nodes.row_generation[:n] > entry.generation)
             self.hits += 1
@@ -116,7 +144,40 @@ class SignatureCache:
                     entry.raw[i] = None  # Skip is a property of the signature, not of rows
                 elif entry.raw[i] is not None:
                     entry.raw[i][changed] = raw  # type: ignore[index]
+        return self._stamp(entry)
+
+    def _stamp(self, entry: SignatureEntry) -> SignatureEntry:
+        """The entry is current for the node table as it is."""
+        nodes = self.snapshot.nodes
         entry.generation = nodes.generation
         entry.log_pos = len(nodes.touched)
         entry.log_epoch = nodes.touch_epoch
         return entry
+
+    def _refresh_rows(self, entry: SignatureEntry, pod: PodInfo, rows: list[int], *, full: bool) -> None:
+        """``entry``'s refresh of a few ``rows`` (the array refresh above, row by row on Python
+        scalars): a bind changes one row, and numpy's cost per call dominates on one-element
+        arrays. Scorers without a one-row score run on an array of ``rows``."""
+        runner = self.runner
+        codes, plugin = entry.codes, entry.plugin
+        state = CycleState()
+        for row in rows:
+            code, j = runner.filter_row(state, pod, row)
+            if not full:
+                entry.n_failed += (1 if code else 0) - (1 if codes[row] else 0)
+            codes[row] = code
+            plugin[row] = j
+        if full:
+            entry.n_failed = int(np.count_nonzero(codes[self.snapshot.nodes.order]))
+        state = CycleState()
+        for i, (p, _) in enumerate(runner.scorers):
+            if not p.SCORE_PER_ROW:
+                continue
+            row_raw = runner.row_raw_scorers[i]
+            raw = runner.raw_scorers[i](state, pod, np.array(rows, dtype=np.int64)) if row_raw is None else row_raw(state, pod, rows)
+            target = entry.raw[i]
+            if raw is None:
+                entry.raw[i] = None  # Skip is a property of the signature, not of rows
+            elif target is not None:
+                for row, value in zip(rows, raw):
+                    target[row] = value

@@ -137,6 +137,14 @@ class CapacityPlugin(FilterPlugin, Protocol):
 
 
 @runtime_checkable
+class RowFilterPlugin(FilterPlugin, Protocol):
+    def filter_row(self, state: "CycleState", pod: "PodInfo", row: int) -> int:
+        """``filter(state, pod, [row])[0]`` on Python scalars: the signature cache refreshes the
+        row the last bind changed with it (``FastPath.row_refresh``), without one-element arrays."""
+        ...
+
+
+@runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(self, state: "CycleState", pod: "PodInfo") -> Status | None:
         """A SKIP status: this plugin's Score adds nothing for this pod (e.g. nothing requested)."""
@@ -154,6 +162,14 @@ class ScorePlugin(Plugin, Protocol):
 
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         """NormalizeScore over the scored rows: raw → 0..100."""
+        ...
+
+
+@runtime_checkable
+class RowScorePlugin(ScorePlugin, Protocol):
+    def score_row(self, state: "CycleState", pod: "PodInfo", row: int) -> int | None:
+        """``score(state, pod, [row])`` on Python scalars (its one value, or None for Skip, which
+        must not depend on the row); PreScore is the caller's (``FastPath.row_refresh``)."""
         ...
 
 

@@ -26,33 +26,14 @@ from gangsim.api.objects import PodDisruptionBudget
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.fastpath import search
 from gangsim.scheduler.fastpath.repeat import RepeatedFailures
-from gangsim.scheduler.fastpath.signatures import SignatureCache
+from gangsim.scheduler.fastpath.signatures import SignatureCache, row_raw_scorer
 from gangsim.scheduler.fastpath.static_cache import StaticFilterCache
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import ClusterAPI, Handle, Nominator, SnapshotView, WaitingPods
-from gangsim.scheduler.framework.interface import (
-    EXTENSION_POINTS,
-    CapacityPlugin,
-    ClusterEvent,
-    Code,
-    EnqueueExtensions,
-    FilterPlugin,
-    Placement,
-    PlacementGeneratePlugin,
-    PlacementScorePlugin,
-    PermitPlugin,
-    PlacementFeasiblePlugin,
-    Plugin,
-    PodGroupPostFilterPlugin,
-    PodGroupPostFilterResult,
-    PostFilterPlugin,
-    PostFilterResult,
-    PreEnqueuePlugin,
-    PreFilterPlugin,
-    QueueSortPlugin,
-    ReservePlugin,
-    ScorePlugin,
-    Status,
+from gangsim.scheduler.framework.interface import (  # fmt: skip
+    EXTENSION_POINTS, CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, FilterPlugin, Placement, PlacementGeneratePlugin, PlacementScorePlugin,
+    PermitPlugin, PlacementFeasiblePlugin, Plugin, PodGroupPostFilterPlugin, PodGroupPostFilterResult, PostFilterPlugin, PostFilterResult,
+    PreEnqueuePlugin, PreFilterPlugin, QueueSortPlugin, ReservePlugin, RowFilterPlugin, RowScorePlugin, ScorePlugin, Status,
 )
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
@@ -86,8 +67,6 @@ class Services(Protocol):
 
 
 RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
-
-
 def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
     """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
     if pre_score is None:
@@ -201,6 +180,8 @@ class Framework(Handle):
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
         # each scorer's raw score with its PreScore in front (built once: the hot path calls these)
         self.raw_scorers: list[RawScore] = [_with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
+        # the same on Python scalars where a scorer has a one-row score (``FastPath.row_refresh``)
+        self.row_raw_scorers = [row_raw_scorer(p.score_row, pre_scores.get(p.NAME)) if isinstance(p, RowScorePlugin) else None for p, _ in self.scorers]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
         self.permit_plugins: list[PermitPlugin] = lists.get("permit", [])
         self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = lists.get("placementFeasible", [])
@@ -219,6 +200,7 @@ class Framework(Handle):
         self.filter_rows_evaluated = 0
         self.filter_rows_computed = 0
         self.doomed_passes = 0  # PodGroup passes the fast path decided from counts
+        self.counted_passes = 0  # successful ones it replayed from counts (``fastpath.counted``)
         self.doomed_fit_error: tuple[tuple, str] | None = None  # fast path: the last doomed pass's FitError, by its key
         self.doomed_plans: dict[tuple, tuple] = {}  # fast path: doomed.plan's, by search and group shape
         self.recorder: Recorder | None = None  # gangsim explain's (off in every other command)
@@ -226,6 +208,9 @@ class Framework(Handle):
         fast = args.config.effective_fast_path
         self.fast_path = fast
         self.static_cache = StaticFilterCache(self.snapshot.nodes, self._static_codes) if fast.static_filter_cache and self.n_static else None
+        # the signature cache refreshes a few changed rows on Python scalars when every dynamic
+        # filter answers for one row (``filter_row``)
+        self.row_refresh = fast.row_refresh and fast.signature_cache and all(isinstance(p, RowFilterPlugin) for p in self.dynamic_filters)
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 
@@ -289,11 +274,12 @@ class Framework(Handle):
             codes[todo[failed]] = c[failed]
             plugin[todo[failed]] = j
 
-    def _first_failure(self, first: int, last: int, state: CycleState, pod: PodInfo, one: np.ndarray) -> tuple[int, int]:
-        """``_apply`` for one row (``one`` holds it), without arrays: (code, plugin index) of
-        the first plugin that rejects it, (0, -1) when all pass. The same loop as ``_apply``'s,
-        kept apart on purpose: preemption re-checks run it hundreds of thousands of times, and a
-        shared per-plugin helper costs a call per plugin per check."""
+    def _first_failure(self, first: int, last: int, state: CycleState, pod: PodInfo, one: np.ndarray | None, row: int = -1) -> tuple[int, int]:
+        """``_apply`` for one row (``one`` holds it; or ``row``, through each plugin's
+        ``filter_row``), without arrays: (code, plugin index) of the first plugin that rejects
+        it, (0, -1) when all pass. The same loop as ``_apply``'s, kept apart on purpose:
+        preemption re-checks run it hundreds of thousands of times, and a shared per-plugin
+        helper costs a call per plugin per check."""
         plugins = self.filter_plugins
         pre_at = self._pre_filter_at
         for j in range(first, last):
@@ -302,10 +288,21 @@ class Framework(Handle):
             p = plugins[j]
             if p.NAME in state.skip_filter:
                 continue
-            c = p.filter(state, pod, one)[0]
+            c = p.filter(state, pod, one)[0] if one is not None else p.filter_row(state, pod, row)  # type: ignore[attr-defined]
             if c:
                 return int(c), j
         return 0, -1
+
+    def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> tuple[int, int]:
+        """``run_filters(state, pod, [row], nominated=False)`` on Python scalars (``row_refresh``:
+        every dynamic filter is a ``RowFilterPlugin``): (code, plugin index), (0, -1) if all pass."""
+        self.filter_rows_computed += 1
+        if self.static_cache is not None:  # fast path: static codes per static signature
+            s_codes, s_plugin = self.static_cache.codes(pod)
+            code, j = int(s_codes[row]), int(s_plugin[row])
+        else:
+            code, j = self._first_failure(0, self.n_static, state, pod, np.array([row], dtype=np.int64))
+        return (code, j) if code else self._first_failure(self.n_static, len(self.filter_plugins), state, pod, None, row)
 
     def _static_codes(self, pod: PodInfo, rows: np.ndarray, state: CycleState | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Codes and failing plugin index of the leading node-static filters over ``rows``."""

@@ -160,6 +160,7 @@ class QueuedEntity:
     where: QueueLocation = QueueLocation.NONE
     seq: int = 0  # tie-break of equal (priority, timestamp): arrival order in the queue
     parked_ms: int = 0  # when it entered the unschedulable pool (the flush ages it)
+    pre_enqueue_memo: object = None  # ``Scheduler.pre_enqueue``'s, for the pods it saw last time
 
     @property
     def is_group(self) -> bool:
@@ -225,6 +226,7 @@ class GroupResult:
     placed: list[tuple[PodInfo, int]] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)  # uid -> the pod's own failure message
     evaluated: int = 0
+    kept: bool = False  # the placements are still assumed (``default_pass(keep=True)`` succeeded)
 
 
 @dataclass(slots=True)

@@ -67,6 +67,11 @@ class GPUDevices(CapacityPlugin, ScorePlugin, EnqueueExtensions):
             codes[short & ((shared > d.per[rows]) | (d.count[rows] == 0))] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return codes
 
+    def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> int:
+        if not self.snapshot.nodes.devices.any_share:
+            return 0  # (as ``filter``)
+        return int(self.filter(state, pod, np.array([row], dtype=np.int64))[0])
+
     def reasons(self, state: CycleState, pod: PodInfo, row: int) -> tuple[str, ...]:
         d = self.snapshot.nodes.devices
         one = np.array([row], dtype=np.int64)

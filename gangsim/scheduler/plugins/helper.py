@@ -41,6 +41,13 @@ class LabelFilter:
                 codes[i] = hit[0]
         return codes
 
+    def filter_row(self, state, pod, row: int) -> int:
+        s = self._state(state, pod)  # type: ignore[attr-defined]
+        if s is None:
+            return 0
+        hit = self._check(s, pod, self.snapshot.nodes.nodes[row].labels)  # type: ignore[attr-defined]
+        return 0 if hit is None else int(hit[0])
+
     def reasons(self, state, pod, row: int) -> tuple[str, ...]:
         s = self._state(state, pod)  # type: ignore[attr-defined]
         if s is None:

@@ -52,9 +52,11 @@ class NodeAffinity(FilterPlugin, ScorePlugin, EnqueueExtensions):
         aff = pod.spec.affinity
         if aff is None or not aff.node_preferred:
             return None
-        nodes = self.snapshot.nodes
-        raw = np.zeros(len(rows), dtype=np.int64)
-        for i, row in enumerate(rows.tolist()):
-            node = nodes.nodes[row]
-            raw[i] = sum(p.weight for p in aff.node_preferred if p.term.matches(node.labels, node.name))
-        return raw
+        return np.array([self.score_row(state, pod, row) for row in rows.tolist()], dtype=np.int64)
+
+    def score_row(self, state: CycleState, pod: PodInfo, row: int) -> int | None:
+        aff = pod.spec.affinity
+        if aff is None or not aff.node_preferred:
+            return None
+        node = self.snapshot.nodes.nodes[row]
+        return sum(p.weight for p in aff.node_preferred if p.term.matches(node.labels, node.name))

@@ -50,7 +50,7 @@ class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueEx
     # ---- Filter ------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         if len(rows) <= SMALL:
-            return self._filter_small(pod, rows)
+            return self._filter_small(state, pod, rows)
         t = self.snapshot.nodes
         free = t.free[rows][:, pod.fit_cols]
         short = free < pod.fit_amounts
@@ -66,22 +66,20 @@ class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueEx
         codes[unresolvable] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return codes
 
-    def _filter_small(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+    def _filter_small(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+        return np.array([self.filter_row(state, pod, row) for row in rows.tolist()], dtype=np.int8)
+
+    def filter_row(self, state: CycleState, pod: PodInfo, row: int) -> int:
+        """The same test for one row, on Python ints."""
         t = self.snapshot.nodes
-        cols = pod.fit_cols.tolist()
-        amounts = pod.fit_amounts.tolist()
-        codes = np.zeros(len(rows), dtype=np.int8)
-        for i, row in enumerate(rows.tolist()):
-            free = t.free[row].tolist()
-            code = 0
-            for c, a in zip(cols, amounts):
-                if free[c] < a:
-                    if c != PODS_COL and int(t.allocatable[row, c]) < a:
-                        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-                        break
-                    code = Code.UNSCHEDULABLE
-            codes[i] = code
-        return codes
+        free = t.free[row].tolist()
+        code = 0
+        for c, a in zip(pod.fit_cols.tolist(), pod.fit_amounts.tolist()):
+            if free[c] < a:
+                if c != PODS_COL and int(t.allocatable[row, c]) < a:
+                    return Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                code = Code.UNSCHEDULABLE
+        return code
 
     def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         """How many more pods shaped like ``pod`` fit on each row (its scarcest resource)."""
@@ -134,7 +132,7 @@ class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueEx
 
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         if len(rows) <= SMALL:
-            return np.array([self._score_row(pod, r) for r in rows.tolist()], dtype=np.int64)
+            return np.array([self.score_row(state, pod, r) for r in rows.tolist()], dtype=np.int64)
         n = len(rows)
         node_score = np.zeros(n, dtype=np.int64)
         weight_sum = np.zeros(n, dtype=np.int64)
@@ -164,7 +162,7 @@ class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueEx
             return out
         return np.where(weight_sum > 0, node_score // np.where(weight_sum > 0, weight_sum, 1), 0)
 
-    def _score_row(self, pod: PodInfo, row: int) -> int:
+    def score_row(self, state: CycleState, pod: PodInfo, row: int) -> int:
         """The same formulas for one row, on Python ints."""
         t = self.snapshot.nodes
         kind = self.strategy.type
@@ -294,6 +292,9 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
                     acc = acc + (v - mean) * (v - mean)
                 std[j] = math.sqrt(acc / len(vals))
         return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+    def score_row(self, state: CycleState, pod: PodInfo, row: int) -> int:
+        return self._score_row([int(pod.demand[c]) if c >= 0 else 0 for c, _ in self._cols], row)
 
     def _score_row(self, pod_reqs: list[int], row: int) -> int:
         """``balancedResourceScorer`` for one row, on Python floats (IEEE doubles, as numpy)."""

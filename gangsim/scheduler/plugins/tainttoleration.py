@@ -48,13 +48,21 @@ class TaintToleration(FilterPlugin, ScorePlugin, EnqueueExtensions):
 
     def score(self, state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
         """Raw score: the number of untolerated PreferNoSchedule taints."""
-        nodes = self.snapshot.nodes
-        prefer_tols = tuple(t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule"))
-        counts = np.zeros(len(rows), dtype=np.int64)
-        for i, row in enumerate(rows.tolist()):
-            n = 0
-            for taint in nodes.nodes[row].taints:
-                if taint.effect == "PreferNoSchedule" and not tolerated(taint, prefer_tols):
-                    n += 1
-            counts[i] = n
-        return counts
+        nodes = self.snapshot.nodes.nodes
+        prefer_tols = _prefer_tolerations(pod)
+        return np.array([_untolerated_prefer(nodes[row].taints, prefer_tols) for row in rows.tolist()], dtype=np.int64)
+
+    def score_row(self, state: CycleState, pod: PodInfo, row: int) -> int:
+        return _untolerated_prefer(self.snapshot.nodes.nodes[row].taints, _prefer_tolerations(pod))
+
+
+def _prefer_tolerations(pod: PodInfo) -> tuple:
+    return tuple(t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule"))
+
+
+def _untolerated_prefer(taints: tuple, prefer_tols: tuple) -> int:
+    n = 0
+    for taint in taints:
+        if taint.effect == "PreferNoSchedule" and not tolerated(taint, prefer_tols):
+            n += 1
+    return n

@@ -1,0 +1,262 @@
+"""The successful per-pod path (issue 16, NASA / SB-50k / Gangs-10k): the signature cache's
+one-row refresh on Python scalars (``FastPath.row_refresh``), a successful PodGroup pass that
+keeps its placements for the binds (``FastPath.keep_placements``) and PreEnqueue asked once per
+joining pod. A/B tests on report bytes with each switch off and on the reference path, a
+hypothesis property over generated clusters, each plugin's one-row Filter and Score against its
+array one, and guards (not timing) on the work per joining pod."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks import shapes
+from builders import SRC, create, events_of, make_group, make_node, make_pod, make_spec, make_trace, patch, placements
+from gangsim.api.config import FastPath
+from gangsim.api.objects import Affinity, Pod, PreferredSchedulingTerm, Taint, Toleration
+from gangsim.api.selectors import NodeSelectorTerm, Requirement
+from gangsim.eventlog import EventReason
+from gangsim.load import load_trace
+from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
+from gangsim.report import build_report, write_report
+from gangsim.scheduler.framework.cycle_state import CycleState
+from gangsim.scheduler.framework.interface import RowFilterPlugin, RowScorePlugin
+from gangsim.scheduler.scheduler import Scheduler
+from gangsim.sim.replay import replay
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
+NASA = SHARED / "pwa-nasa-ipsc-1993" / "NASA-iPSC-1993-3.1-cln.swf.gz"
+OFF = {
+    "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
+    "no-keep-placements": {"fast_path": FastPath(keep_placements=False)},
+    "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
+    "no-batching": {"opportunistic_batching": False},
+}
+
+
+def _report_bytes(trace, policy: str, out: Path, **changes) -> dict[str, bytes]:
+    config = trace.config.with_changes(**changes) if changes else trace.config
+    write_report(build_report(replay(trace, policy, config=config)), out)
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+
+
+def _busy_trace(tmp_path: Path, seed: int, *, whole_nodes: bool = False):
+    """Mostly successful gangs of 1–16 pods on two pools with two priorities and node
+    failures: binds change a few rows at a time, and some gangs wait, fail and are preempted.
+    ``whole_nodes``: every pod takes a whole node (as an HPC log's), so each successful gang
+    pass can be replayed from counts (``FastPath.counted_pass``)."""
+    spec = GeneratorSpec(
+        seed=seed,
+        pools=(PoolSpec("a", 20, gpus=8), PoolSpec("b", 12, gpus=8 if whole_nodes else 4)),
+        jobs=60,
+        hours=3,
+        gang_sizes=((1, 0.3), (2, 0.2), (4, 0.3), (16, 0.2)),
+        gpus_per_pod=((8, 1.0),) if whole_nodes else ((1, 0.4), (2, 0.3), (4, 0.3)),
+        priorities=(("low", 0, 0.7), ("high", 1000, 0.3)),
+        duration_median_s=1800,
+        node_failures=2,
+    )
+    path = tmp_path / f"busy-{seed}.jsonl"
+    with path.open("wb") as out:
+        write_jsonl(generate(spec), out)
+    return replace(load_trace([path]), horizon_ms=5 * 3_600_000)
+
+
+@pytest.mark.parametrize("switch", sorted(OFF))
+@pytest.mark.parametrize("policy", ["gang", "permit", "pod"])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_each_switch_off_writes_the_same_report_on_a_busy_trace(switch, policy, seed, tmp_path):
+    trace = _busy_trace(tmp_path, seed)
+    assert _report_bytes(trace, policy, tmp_path / "on") == _report_bytes(trace, policy, tmp_path / "off", **OFF[switch])
+
+
+@pytest.mark.parametrize("switch", sorted(OFF))
+@pytest.mark.parametrize("seed", [5, 6])
+def test_whole_node_gangs_replayed_from_counts_write_the_same_report(switch, seed, tmp_path):
+    trace = _busy_trace(tmp_path, seed, whole_nodes=True)
+    log = replay(trace, "gang")
+    assert log.counters["counted_passes"] >= 20  # the shortcut is exercised
+    assert _report_bytes(trace, "gang", tmp_path / "on") == _report_bytes(trace, "gang", tmp_path / "off", **OFF[switch])
+
+
+@pytest.mark.skipif(not NASA.exists(), reason="public traces not present")
+@pytest.mark.parametrize("policy", ["gang", "permit"])
+def test_the_nasa_log_writes_the_same_report_with_the_switches_off(policy, tmp_path):
+    """The first 4 days of the NASA iPSC log (issue 16's NASA rows): whole-node gangs that
+    almost all schedule at their first attempt."""
+    trace = replace(load_trace([f"swf:{NASA}"]), horizon_ms=4 * 86_400_000)
+    if policy == "gang":
+        assert replay(trace, "gang").counters["counted_passes"] >= 100
+    on = _report_bytes(trace, policy, tmp_path / "on")
+    for switch, changes in OFF.items():
+        assert on == _report_bytes(trace, policy, tmp_path / switch, **changes), switch
+
+
+@pytest.mark.parametrize("policy", ["gang", "pod"])
+@pytest.mark.parametrize("name", ["jobset-gpu.yaml", "lws-gpu.yaml", "volcano-job.yaml", "pytorchjob.yaml", "stuck-gang.yaml", "rack-local.yaml"])
+def test_bundled_traces_write_the_same_report_with_the_switches_off(name, policy, tmp_path):
+    trace = load_trace([ROOT / "traces" / name])
+    on = _report_bytes(trace, policy, tmp_path / "on")
+    for switch, changes in OFF.items():
+        assert on == _report_bytes(trace, policy, tmp_path / switch, **changes), switch
+
+
+def test_the_shortcuts_are_taken_on_the_gang_shape():
+    """Gangs of 3 on 200 nodes: every pass succeeds and keeps its placements, and each pod's
+    refresh covers only the rows the last gang's binds changed."""
+    log = replay(shapes.gang_shape(200, 60, 3), "gang")
+    assert sum(1 for p in log.pods if p.bound_ms is not None) == 180
+    assert log.counters["filter_rows_computed"] <= 200 + 4 * 180
+
+
+# ---- one row on scalars = the array path on that row ----------------------------------------
+
+_taint = st.builds(Taint, key=st.sampled_from(["a", "b"]), value=st.sampled_from(["", "x"]), effect=st.sampled_from(["PreferNoSchedule", "NoSchedule"]))
+_toleration = st.builds(Toleration, key=st.sampled_from(["a", "b", ""]), operator=st.sampled_from(["Equal", "Exists"]), value=st.sampled_from(["", "x"]),
+                        effect=st.sampled_from(["", "PreferNoSchedule", "NoSchedule"]))
+_nodes = st.lists(
+    st.tuples(st.integers(1, 8), st.integers(1, 16), st.sampled_from([0, 4, 8]), st.lists(_taint, max_size=2), st.sampled_from(["x", "y", "z"])),
+    min_size=1,
+    max_size=12,
+)
+_pods = st.lists(
+    st.tuples(st.sampled_from([0.1, 0.5, 1, 2, 3]), st.sampled_from([0, 1, 4]), st.sampled_from([0, 1, 2]), st.lists(_toleration, max_size=2),
+              st.sampled_from([None, "x", "y"]), st.integers(0, 40), st.integers(5, 60)),
+    min_size=1,
+    max_size=30,
+)
+
+
+def _preferred(zone: str | None) -> Affinity | None:
+    if zone is None:
+        return None
+    term = NodeSelectorTerm((Requirement("zone", "In", (zone,)),))
+    return Affinity(node_preferred=(PreferredSchedulingTerm(7, term),))
+
+
+def _generated_trace(nodes, pods):
+    events = [create(make_node(f"n{i}", cpu=c, memory_gi=m, gpus=g, taints=tuple(t), labels={"zone": z})) for i, (c, m, g, t, z) in enumerate(nodes)]
+    for i, (cpu, mem, gpus, tols, zone, at, dur) in enumerate(pods):
+        pod = make_pod(f"p{i}", cpu=cpu, memory_gi=mem, gpus=gpus, tolerations=tuple(tols), affinity=_preferred(zone), duration_s=dur)
+        events.append(create(pod, at_s=at))
+    return make_trace(*events, horizon_s=200)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=_nodes, pods=_pods)
+def test_the_one_row_refresh_places_every_pod_where_the_array_refresh_does(nodes, pods):
+    """Generated clusters (taints, preferred node affinity, GPUs) and pods that come and go:
+    the signature cache refreshed row by row on scalars, with arrays, and no cache at all
+    (the reference path) place every pod on the same node at the same time."""
+    trace = _generated_trace(nodes, pods)
+
+    def outcome(**changes):
+        log = replay(trace, "pod", config=trace.config.with_changes(**changes))
+        return placements(log, bound_only=False), [(p.pod, p.bound_ms, p.ended_ms) for p in log.pods]
+
+    on = outcome()
+    assert on == outcome(fast_path=FastPath(row_refresh=False))
+    assert on == outcome(opportunistic_batching=False)
+
+
+def _scheduler_after(trace) -> Scheduler:
+    """The scheduler of a replay of ``trace`` under ``pod`` (the nodes and pods as it left them)."""
+    seen: list[Scheduler] = []
+    original = Scheduler.__init__
+
+    def spy(self, *a, **kw):
+        original(self, *a, **kw)
+        seen.append(self)
+
+    Scheduler.__init__ = spy  # type: ignore[method-assign]
+    try:
+        replay(trace, "pod")
+    finally:
+        Scheduler.__init__ = original  # type: ignore[method-assign]
+    return seen[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=_nodes, pods=_pods)
+def test_each_plugin_answers_for_one_row_as_over_an_array(nodes, pods):
+    sched = _scheduler_after(_generated_trace(nodes, pods))
+    fw = sched.frameworks["default-scheduler"]
+    rows = fw.snapshot.nodes.order
+    for pod in sched.pods.values():
+        for p in fw.filter_plugins:
+            if isinstance(p, RowFilterPlugin):
+                want = p.filter(CycleState(), pod, rows).tolist()
+                assert [int(p.filter_row(CycleState(), pod, int(r))) for r in rows.tolist()] == want, p.NAME
+        for p, _ in fw.scorers:
+            if isinstance(p, RowScorePlugin):
+                for r in rows.tolist():
+                    raw = p.score(CycleState(), pod, np.array([r], dtype=np.int64))
+                    assert p.score_row(CycleState(), pod, r) == (None if raw is None else int(raw[0])), p.NAME
+
+
+# ---- PreEnqueue once per joining pod -----------------------------------------------------------
+
+
+def test_pods_joining_a_gated_gang_are_each_told_once(monkeypatch):
+    """A 64-pod gang whose pods arrive one by one: each is told it waits for the group once,
+    and PreEnqueue looks at each joining pod, not at every sibling again (was quadratic)."""
+    told: list[str] = []
+    original = Scheduler._tell_gated
+
+    def count(self, pod, message):
+        told.append(pod.name)
+        original(self, pod, message)
+
+    monkeypatch.setattr(Scheduler, "_tell_gated", count)
+    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
+    events += [create(make_pod(f"p{i:02}", cpu=0.5, group="g", duration_s=60), at_s=1 + i) for i in range(64)]
+    log = replay(make_trace(*events), "gang")
+    assert len(told) <= 2 * 64
+    assert sum(1 for p in log.pods if p.bound_ms == 64_000) == 64
+    for i in range(64):  # each pod but the last waited for its group, and was told so once
+        assert len(events_of(log, f"p{i:02}", EventReason.GATED)) == (1 if i < 63 else 0)
+
+
+def test_a_spec_update_asks_preenqueue_again_for_every_pod():
+    """Three pods of a gang share one spec with a scheduling gate (as a Job's pods share their
+    template's), so PreEnqueue asks the first of them for all three; the gate is lifted from one
+    pod at a time: the remembered runs are dropped at each update (a spec changed), so the group
+    goes on once the last gate is gone and not at the first."""
+    spec = make_spec(cpu=1, group="g", gates=("wait",), duration_s=30)
+    gated = [Pod(namespace="default", name=f"p{i}", spec=spec, source=SRC) for i in range(3)]
+    events = [create(make_node("n0", cpu=8, memory_gi=8)), create(make_group("g", 3))] + [create(p, at_s=1) for p in gated]
+    for i, p in enumerate(gated):
+        events.append(patch(replace(p, spec=replace(spec, scheduling_gates=())), at_s=10 + 10 * i))
+    log = replay(make_trace(*events), "gang")
+    assert {p.pod: p.bound_ms for p in log.pods} == {"default/p0": 30_000, "default/p1": 30_000, "default/p2": 30_000}
+
+
+def test_a_pod_admitted_by_node_name_between_the_binds_of_a_kept_pass(monkeypatch, tmp_path):
+    """A bind can make the cluster create a pod with ``spec.nodeName`` (a JobSet's next Job
+    starting once the earlier ones run): it is assigned between the group's binds, before the
+    pods the kept pass has not bound yet, as when each is assumed just before its bind, so the
+    node's pod order and GPU devices are the same with and without keeping."""
+    from gangsim.sim.cluster import Cluster
+
+    original = Cluster.bind
+    made: list[str] = []
+
+    def bind(self, info, node):
+        original(self, info, node)
+        if info.name == "g-0" and not made:  # the first bind of the gang: a pod lands on its node
+            made.append(node)
+            self.create_pod(make_pod("direct", gpus=1, cpu=1, node_name=node, duration_s=50))
+
+    monkeypatch.setattr(Cluster, "bind", bind)
+    events = [create(make_node(f"n{i}", cpu=16, gpus=4, memory_gi=64)) for i in range(2)]
+    events += [create(make_group("g", 3)), create(make_pod("other", cpu=1, gpus=1, duration_s=30))]
+    events += [create(make_pod(f"g-{i}", cpu=1, gpus=1, group="g", duration_s=40), at_s=1) for i in range(3)]
+    trace = make_trace(*events, horizon_s=300)
+    on = _report_bytes(trace, "gang", tmp_path / "on")
+    assert made
+    made.clear()
+    assert on == _report_bytes(trace, "gang", tmp_path / "off", fast_path=FastPath(keep_placements=False))
