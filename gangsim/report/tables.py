@@ -12,7 +12,7 @@ the simulator misspells fails here instead of becoming a new category (STYLE §2
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TypeVar
 
 import numpy as np
@@ -29,6 +29,7 @@ __all__ = [
     "REASON_ENUM",
     "TABLE_NAMES",
     "TIMELINE_SCHEMA",
+    "Tables",
     "VICTIMS_SCHEMA",
     "build_tables",
     "events_table",
@@ -314,15 +315,45 @@ def events_table(log: EventLog) -> pl.DataFrame:
     return frame.with_columns(_messages()).drop("_template").cast(dict(EVENTS_SCHEMA))
 
 
-def build_tables(log: EventLog) -> dict[str, pl.DataFrame]:
-    """All five tables, in :data:`TABLE_NAMES` order."""
-    return {
-        "gangs": gangs_table(log),
-        "pods": pods_table(log),
-        "victims": victims_table(log),
-        "timeline": timeline_table(log),
-        "events": events_table(log),
-    }
+_BUILDERS: dict[str, Callable[[EventLog], pl.DataFrame]] = {
+    "gangs": gangs_table,
+    "pods": pods_table,
+    "victims": victims_table,
+    "timeline": timeline_table,
+    "events": events_table,
+}
+
+
+class Tables(Mapping[str, pl.DataFrame]):
+    """The five tables of one log, in :data:`TABLE_NAMES` order, each built from the log's columns
+    when first read and then kept: a report that only shows the gangs (``gangsim run`` on a
+    terminal, a sweep's metrics) never builds the pods and events tables of a million-pod replay.
+    :meth:`build` gives a table without keeping it, so the writer holds one large table at a time.
+    The log must not change any more (it is read when a table is)."""
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self._kept: dict[str, pl.DataFrame] = {}
+
+    def build(self, name: str) -> pl.DataFrame:
+        kept = self._kept.get(name)
+        return kept if kept is not None else _BUILDERS[name](self._log)
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in self._kept:
+            self._kept[name] = _BUILDERS[name](self._log)
+        return self._kept[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TABLE_NAMES)
+
+    def __len__(self) -> int:
+        return len(TABLE_NAMES)
+
+
+def build_tables(log: EventLog) -> Tables:
+    """All five tables, in :data:`TABLE_NAMES` order (each built when first read)."""
+    return Tables(log)
 
 
 # ---------------------------------------------------------------------------------------------
