@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
 
+from gangsim.columns import Coded, Strings
+
 
 class EventReason(StrEnum):
     # Kubernetes Event reasons for pods
@@ -88,52 +90,6 @@ COMBINED_PREFIX = "(combined from similar events): "
 NO_TIME = -(1 << 63)  # an int64 time column's "never" (``None`` in a PodRecord, null in a table)
 
 
-class Coded:
-    """A string column with few distinct values: one unsigned code per row, each value stored once
-    (``values[codes[i]]`` is row ``i``). Reads as a sequence of its values."""
-
-    __slots__ = ("_code_of", "codes", "values")
-
-    def __init__(self, known: Iterable[str] = ()) -> None:
-        """``known``: values given their codes up front, in order (no rows)."""
-        self.codes = array("I")
-        self.values: list[str] = []
-        self._code_of: dict[str, int] = {}
-        for value in known:
-            self.code(value)
-
-    def code(self, value: str) -> int:
-        code = self._code_of.get(value)
-        if code is None:
-            code = self._code_of[value] = len(self.values)
-            self.values.append(value)
-        return code
-
-    def append(self, value: str) -> None:
-        self.codes.append(self.code(value))
-
-    def __setitem__(self, row: int, value: str) -> None:
-        self.codes[row] = self.code(value)
-
-    def __getitem__(self, row: int) -> str:
-        return self.values[self.codes[row]]
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def __iter__(self) -> Iterator[str]:
-        values = self.values
-        return (values[code] for code in self.codes)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, (Coded, list, tuple)) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Coded({list(self)!r})"
-
-
 # Event message templates: a part that is a field name (``OBJECT``, ``NODE``) is that event's
 # value; the others are literal text. Template 0 is the recorded text itself.
 OBJECT, NODE = "object", "node"
@@ -199,11 +155,11 @@ class PodLog:
     __slots__ = (
         "attempt", "bound_ms", "created_ms", "devices", "end_reason", "ended_ms", "gang", "gpu_milli",
         "gpu_milli_requested", "gpus", "memory_bytes", "milli_cpu", "namespace", "node", "pod",
-        "priority", "scheduling_attempts", "waiting_reason",
+        "priority", "scheduling_attempts", "waiting_reason", "_latest",
     )  # fmt: skip
 
     def __init__(self) -> None:
-        self.pod: list[str] = []
+        self.pod = Strings()
         self.attempt = array("q")
         self.gang: list[str] = []
         self.namespace = Coded()
@@ -221,10 +177,14 @@ class PodLog:
         self.devices = Coded()
         self.gpu_milli = array("q")
         self.gpu_milli_requested = array("q")
+        # the latest row of each pod name (``next_attempt``): an open-addressing hash table of
+        # row numbers, -1 empty, at most half full (no Python object per name)
+        self._latest = array("q", [-1]) * 64
 
     def add(self, r: PodRecord) -> int:
         row = len(self.pod)
         self.pod.append(r.pod)
+        self._note_latest(r.pod, row)
         self.attempt.append(r.attempt)
         self.gang.append(r.gang)
         self.namespace.append(r.namespace)
@@ -243,6 +203,34 @@ class PodLog:
         self.gpu_milli.append(r.gpu_milli)
         self.gpu_milli_requested.append(r.gpu_milli_requested)
         return row
+
+    def _slot(self, name: bytes, h: int) -> int:
+        """The slot of ``_latest`` holding the row named ``name`` (hash ``h``), else the empty one
+        where it goes (linear probing: the table's layout depends on the string hash, never a result)."""
+        latest = self._latest
+        mask = len(latest) - 1
+        i = h & mask
+        pods = self.pod
+        while (row := latest[i]) >= 0 and pods.raw(row) != name:
+            i = (i + 1) & mask
+        return i
+
+    def _note_latest(self, pod: str, row: int) -> None:
+        if 2 * (row + 1) > len(self._latest):
+            rows = [r for r in self._latest if r >= 0]
+            self._latest = array("q", [-1]) * (4 * len(self._latest))
+            for r in rows:
+                name = self.pod.raw(r)
+                self._latest[self._slot(name, hash(name))] = r
+        name = pod.encode()
+        self._latest[self._slot(name, hash(name))] = row
+
+    def next_attempt(self, pod: str) -> int:
+        """The ``attempt`` of a new incarnation of ``pod``: one more than the latest row of that
+        name's (0 for the first)."""
+        name = pod.encode()
+        row = self._latest[self._slot(name, hash(name))]
+        return 0 if row < 0 else self.attempt[row] + 1
 
     def bind(self, row: int, t_ms: int, node: str, devices: str, gpu_milli: int) -> None:
         self.bound_ms[row] = t_ms
@@ -374,7 +362,7 @@ class EventLog:
     # (``ev_message`` renders them all)
     ev_t_ms: array = field(default_factory=lambda: array("q"))
     ev_kind: Coded = field(default_factory=Coded)
-    ev_object: list[str] = field(default_factory=list)
+    ev_object: Strings = field(default_factory=Strings)
     ev_node: Coded = field(default_factory=Coded)
     ev_reason: Coded = field(default_factory=lambda: Coded(EventReason))
     ev_text: list[str] = field(default_factory=list)

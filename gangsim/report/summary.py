@@ -122,6 +122,7 @@ def build_summary(log: EventLog) -> dict:
 
     victims = log.victims
     pods = log.pods
+    names = pods.pod.to_list()
     return {
         "trace": log.info.trace,
         "policy": log.info.policy,
@@ -149,8 +150,8 @@ def build_summary(log: EventLog) -> dict:
             "gangs_broken": sum(1 for g in log.gangs if g.broken_by_preemption > 0),
         },
         "pods": {
-            "total": len(set(pods.pod)),
-            "bound": len({pod for pod, bound in zip(pods.pod, pods.bound_ms) if bound != NO_TIME}),
+            "total": len(set(names)),
+            "bound": len({pod for pod, bound in zip(names, pods.bound_ms) if bound != NO_TIME}),
             "pending_at_end": int(np.count_nonzero((int_column(pods.bound_ms) == NO_TIME) & (int_column(pods.ended_ms) == NO_TIME))),
             "restarts": int(np.count_nonzero(int_column(pods.attempt) > 0)),
         },

@@ -212,7 +212,7 @@ def pods_table(log: EventLog) -> pl.DataFrame:
     p = log.pods
     frame = pl.DataFrame(
         {
-            "pod": pl.Series(p.pod, dtype=pl.String),
+            "pod": pl.Series(p.pod.to_list(), dtype=pl.String),
             "attempt": int_column(p.attempt),
             "gang": pl.Series(p.gang, dtype=pl.String),
             "namespace": _strings(p.namespace),
@@ -305,7 +305,7 @@ def events_table(log: EventLog) -> pl.DataFrame:
         {
             "t_s": int_column(log.ev_t_ms) / 1000,
             "kind": _strings(log.ev_kind),
-            "object": pl.Series(log.ev_object, dtype=pl.String),
+            "object": pl.Series(log.ev_object.to_list(), dtype=pl.String),
             "node": _strings(log.ev_node),
             "reason": _strings(log.ev_reason).cast(REASON_ENUM),
             "message": pl.Series(log.ev_text, dtype=pl.String),

@@ -84,7 +84,6 @@ class Cluster:
             engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample, pod_running=lambda sp: sp.state == RUNNING
         )
         self._uid = 0
-        self._attempt_of: dict[str, int] = {}
         self.gpus_allocated = 0
         self.gpus_busy = 0
         # the same in GPU-milli, shared GPUs included (1000 per whole GPU)
@@ -467,8 +466,7 @@ class Cluster:
         if key in self.pods:
             return None  # validated at load; a Job index collision would land here
         uid = self._next_uid()
-        attempt = self._attempt_of.get(key, -1) + 1
-        self._attempt_of[key] = attempt
+        attempt = self.log.pods.next_attempt(key)  # recreated by its Job controller, or by name again
         if self.scheduler.has_profile(pod.spec.scheduler_name) or pod.spec.node_name:
             gang = self.gang_of(pod, uid)
         else:
