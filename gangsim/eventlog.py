@@ -4,10 +4,10 @@ The simulator appends facts as they happen; ``gangsim.report`` turns them into P
 Nothing here points back into scheduler or simulator state.
 
 Memory (issue 16 item 4): a busy trace records millions of events and pod incarnations, so the two
-large tables are kept as columns without a Python object per row: integers in ``array('q')``,
-strings with few distinct values (kinds, reasons, node names, namespaces, device lists) as
-:class:`Coded` columns (a code per row, each value once), the rest as lists of references to
-strings the simulator already holds (pod and gang keys). A ``Scheduled`` event's message is
+large tables are kept as columns without a Python object per row (``gangsim.columns``): integers in
+``array('q')``, strings with few distinct values (kinds, reasons, nodes, namespaces, device lists,
+event texts) as ``Coded`` columns, pod names as ``Strings`` (UTF-8 bytes), gang keys and waiting
+reasons as references to strings the simulator holds anyway. A ``Scheduled`` event's message is
 recorded as its template (:data:`ASSIGNED`), rendered from the event's own object and node when
 read. Gangs and victims (one per gang or preemption) stay records.
 """
@@ -365,7 +365,7 @@ class EventLog:
     ev_object: Strings = field(default_factory=Strings)
     ev_node: Coded = field(default_factory=Coded)
     ev_reason: Coded = field(default_factory=lambda: Coded(EventReason))
-    ev_text: list[str] = field(default_factory=list)
+    ev_text: Coded = field(default_factory=Coded)
     ev_template: array = field(default_factory=lambda: array("B"))
     # timeline, columnar; one row per instant at which the GPU state changed
     tl_t_ms: array = field(default_factory=lambda: array("q"))

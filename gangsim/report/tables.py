@@ -308,7 +308,7 @@ def events_table(log: EventLog) -> pl.DataFrame:
             "object": pl.Series(log.ev_object.to_list(), dtype=pl.String),
             "node": _strings(log.ev_node),
             "reason": _strings(log.ev_reason).cast(REASON_ENUM),
-            "message": pl.Series(log.ev_text, dtype=pl.String),
+            "message": _strings(log.ev_text),
             "_template": np.asarray(log.ev_template, dtype=np.uint8),
         }
     )

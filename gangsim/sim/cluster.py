@@ -462,7 +462,7 @@ class Cluster:
         return g
 
     def create_pod(self, pod: Pod) -> SimPod | None:
-        key = pod.key  # built once: the one string of this pod's name in the log and the maps
+        key = pod.key  # built once (``Pod.key`` builds it at each use)
         if key in self.pods:
             return None  # validated at load; a Job index collision would land here
         uid = self._next_uid()
@@ -506,8 +506,6 @@ class Cluster:
             self._admit_direct(sp)
         else:
             sp.info = self.scheduler.on_pod_add(pod, uid)
-            # the scheduler's events name the pod by its PodInfo's key: the same text, one string
-            sp.info.key = key
         self._sample()
         return sp
 
