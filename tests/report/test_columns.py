@@ -191,3 +191,15 @@ def test_next_attempt_counts_the_incarnations_of_a_name(names):
         log.pods.add(PodRecord(name, attempt, "", "ns", 0, 0, 0))
     assert {name: log.pods.next_attempt(name) for name in seen} == {name: n + 1 for name, n in seen.items()}
     assert log.pods.next_attempt("never added") == 0
+
+
+def test_a_log_in_columns_survives_pickling():
+    """Sweeps ship logs and reports between processes (``whatif.sweep``)."""
+    import pickle
+
+    log = small_log()
+    log.assigned(5, "ns/x", "n1")
+    back = pickle.loads(pickle.dumps(log))
+    assert (back.pods, back.ev_message, back.pods.next_attempt("ml/train-b-0")) == (log.pods, log.ev_message, 2)
+    tables, again = build_report(log).tables, pickle.loads(pickle.dumps(build_report(log))).tables
+    assert all(tables[name].equals(again[name]) for name in tables)
