@@ -18,6 +18,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
+from zlib import crc32
 
 from gangsim.columns import Coded, Strings
 
@@ -205,8 +206,9 @@ class PodLog:
         return row
 
     def _slot(self, name: bytes, h: int) -> int:
-        """The slot of ``_latest`` holding the row named ``name`` (hash ``h``), else the empty one
-        where it goes (linear probing: the table's layout depends on the string hash, never a result)."""
+        """The slot of ``_latest`` holding the row named ``name`` (hash ``h``: its CRC-32, the same in
+        every process, so a pickled log's index stays valid), else the empty one where it goes
+        (linear probing)."""
         latest = self._latest
         mask = len(latest) - 1
         i = h & mask
@@ -221,15 +223,15 @@ class PodLog:
             self._latest = array("q", [-1]) * (4 * len(self._latest))
             for r in rows:
                 name = self.pod.raw(r)
-                self._latest[self._slot(name, hash(name))] = r
+                self._latest[self._slot(name, crc32(name))] = r
         name = pod.encode()
-        self._latest[self._slot(name, hash(name))] = row
+        self._latest[self._slot(name, crc32(name))] = row
 
     def next_attempt(self, pod: str) -> int:
         """The ``attempt`` of a new incarnation of ``pod``: one more than the latest row of that
         name's (0 for the first)."""
         name = pod.encode()
-        row = self._latest[self._slot(name, hash(name))]
+        row = self._latest[self._slot(name, crc32(name))]
         return 0 if row < 0 else self.attempt[row] + 1
 
     def bind(self, row: int, t_ms: int, node: str, devices: str, gpu_milli: int) -> None:

@@ -10,6 +10,10 @@ bindingCycle). The replay-level check is ``tests/golden``: every bundled trace's
 from __future__ import annotations
 
 import copy
+import os
+import pickle
+import subprocess
+import sys
 
 import polars as pl
 from hypothesis import given, settings
@@ -193,13 +197,19 @@ def test_next_attempt_counts_the_incarnations_of_a_name(names):
     assert log.pods.next_attempt("never added") == 0
 
 
+def subprocess_next_attempt(pickled: bytes, name: str) -> int:
+    code = "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read()).pods.next_attempt(sys.argv[1]))"
+    out = subprocess.run([sys.executable, "-c", code, name], input=pickled, capture_output=True, check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
+    return int(out.stdout)
+
+
 def test_a_log_in_columns_survives_pickling():
     """Sweeps ship logs and reports between processes (``whatif.sweep``)."""
-    import pickle
-
     log = small_log()
     log.assigned(5, "ns/x", "n1")
     back = pickle.loads(pickle.dumps(log))
-    assert (back.pods, back.ev_message, back.pods.next_attempt("ml/train-b-0")) == (log.pods, log.ev_message, 2)
+    # ml/train-b-0's latest row is attempt 0 (small_log adds attempt 1 first)
+    assert (back.pods, back.ev_message, back.pods.next_attempt("ml/train-b-0")) == (log.pods, log.ev_message, 1)
+    assert subprocess_next_attempt(pickle.dumps(log), "ml/train-b-0") == 1  # another process, another str hash seed
     tables, again = build_report(log).tables, pickle.loads(pickle.dumps(build_report(log))).tables
     assert all(tables[name].equals(again[name]) for name in tables)
