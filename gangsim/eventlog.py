@@ -1,15 +1,26 @@
 """The recorded log of a replay: the only thing reports read.
 
-The simulator appends facts as they happen (columns of plain values, and one small record per pod
-incarnation, gang and victim); ``gangsim.report`` turns them into Polars tables. Nothing here
-points back into scheduler or simulator state.
+The simulator appends facts as they happen; ``gangsim.report`` turns them into Polars tables.
+Nothing here points back into scheduler or simulator state.
+
+Memory (issue 16 item 4): a busy trace records millions of events and pod incarnations, so the two
+large tables are kept as columns without a Python object per row (``gangsim.columns``): integers in
+``array('q')``, strings with few distinct values (kinds, reasons, nodes, namespaces, device lists,
+event texts) as ``Coded`` columns, pod names as ``Strings`` (UTF-8 bytes), gang keys and waiting
+reasons as references to strings the simulator holds anyway. A ``Scheduled`` event's message is
+recorded as its template (:data:`ASSIGNED`), rendered from the event's own object and node when
+read. Gangs and victims (one per gang or preemption) stay records.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from enum import Enum, StrEnum
+from zlib import crc32
+
+from gangsim.columns import Coded, Strings
 
 
 class EventReason(StrEnum):
@@ -77,8 +88,31 @@ SIMILAR_EVENTS_INTERVAL_MS = 600_000
 COMBINED_PREFIX = "(combined from similar events): "
 
 
+NO_TIME = -(1 << 63)  # an int64 time column's "never" (``None`` in a PodRecord, null in a table)
+
+
+# Event message templates: a part that is a field name (``OBJECT``, ``NODE``) is that event's
+# value; the others are literal text. Template 0 is the recorded text itself.
+OBJECT, NODE = "object", "node"
+# the Scheduled event of a bound pod: "Successfully assigned %v/%v to %v" (namespace, name, node;
+# kubernetes pkg/scheduler/schedule_one.go, bindingCycle)
+ASSIGNED = 1
+MESSAGE_TEMPLATES: dict[int, tuple[str, ...]] = {ASSIGNED: ("Successfully assigned ", OBJECT, " to ", NODE)}
+
+
+def render_message(template: int, text: str, obj: str, node: str) -> str:
+    """The message of an event recorded with ``template`` (0: ``text`` as recorded)."""
+    if not template:
+        return text
+    fields = {OBJECT: obj, NODE: node}
+    return "".join(fields.get(part, part) for part in MESSAGE_TEMPLATES[template])
+
+
 @dataclass(slots=True)
 class PodRecord:
+    """One row of the pods table: what :meth:`PodLog.add` takes and what reading a row gives (a
+    copy: changing it changes nothing in the log)."""
+
     pod: str
     attempt: int
     gang: str
@@ -97,6 +131,161 @@ class PodRecord:
     devices: str = ""  # GPU ids it got on its node, "0,1" (``api.devices``)
     gpu_milli: int = 0  # GPU-milli it held there (1000 per whole GPU; a shared GPU its share)
     gpu_milli_requested: int = 0  # the same asked for (a share at the first declaring node's size)
+
+
+def _time(ms: int | None) -> int:
+    return NO_TIME if ms is None else ms
+
+
+def _optional(ms: int) -> int | None:
+    return None if ms == NO_TIME else ms
+
+
+def _plain(value: str) -> str:
+    """A reason as the plain string it stands for (a StrEnum member's value)."""
+    return value.value if isinstance(value, Enum) else value
+
+
+class PodLog:
+    """The pods table as columns, one row per pod incarnation in creation order (see the module
+    docstring). ``add`` appends a row and returns its index; the simulator then writes the columns
+    at that index (``bind``, ``end``, ``scheduling_attempts[row] += 1`` …). Reading a row
+    (``log.pods[i]``, iteration) gives a :class:`PodRecord` copy; times never set are
+    :data:`NO_TIME` in the columns and ``None`` in the record."""
+
+    __slots__ = (
+        "attempt", "bound_ms", "created_ms", "devices", "end_reason", "ended_ms", "gang", "gpu_milli",
+        "gpu_milli_requested", "gpus", "memory_bytes", "milli_cpu", "namespace", "node", "pod",
+        "priority", "scheduling_attempts", "waiting_reason", "_latest",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.pod = Strings()
+        self.attempt = array("q")
+        self.gang: list[str] = []
+        self.namespace = Coded()
+        self.gpus = array("q")
+        self.priority = array("q")
+        self.created_ms = array("q")
+        self.milli_cpu = array("q")
+        self.memory_bytes = array("q")
+        self.bound_ms = array("q")
+        self.node = Coded()
+        self.ended_ms = array("q")
+        self.end_reason = Coded()
+        self.scheduling_attempts = array("q")
+        self.waiting_reason: list[str] = []
+        self.devices = Coded()
+        self.gpu_milli = array("q")
+        self.gpu_milli_requested = array("q")
+        # the latest row of each pod name (``next_attempt``): an open-addressing hash table of
+        # row numbers, -1 empty, at most half full (no Python object per name)
+        self._latest = array("q", [-1]) * 64
+
+    def add(self, r: PodRecord) -> int:
+        row = len(self.pod)
+        self.pod.append(r.pod)
+        self._note_latest(r.pod, row)
+        self.attempt.append(r.attempt)
+        self.gang.append(r.gang)
+        self.namespace.append(r.namespace)
+        self.gpus.append(r.gpus)
+        self.priority.append(r.priority)
+        self.created_ms.append(r.created_ms)
+        self.milli_cpu.append(r.milli_cpu)
+        self.memory_bytes.append(r.memory_bytes)
+        self.bound_ms.append(_time(r.bound_ms))
+        self.node.append(r.node)
+        self.ended_ms.append(_time(r.ended_ms))
+        self.end_reason.append(_plain(r.end_reason))
+        self.scheduling_attempts.append(r.scheduling_attempts)
+        self.waiting_reason.append(r.waiting_reason)
+        self.devices.append(r.devices)
+        self.gpu_milli.append(r.gpu_milli)
+        self.gpu_milli_requested.append(r.gpu_milli_requested)
+        return row
+
+    def _slot(self, name: bytes, h: int) -> int:
+        """The slot of ``_latest`` holding the row named ``name`` (hash ``h``: its CRC-32, the same in
+        every process, so a pickled log's index stays valid), else the empty one where it goes
+        (linear probing)."""
+        latest = self._latest
+        mask = len(latest) - 1
+        i = h & mask
+        pods = self.pod
+        while (row := latest[i]) >= 0 and pods.raw(row) != name:
+            i = (i + 1) & mask
+        return i
+
+    def _note_latest(self, pod: str, row: int) -> None:
+        if 2 * (row + 1) > len(self._latest):
+            rows = [r for r in self._latest if r >= 0]
+            self._latest = array("q", [-1]) * (4 * len(self._latest))
+            for r in rows:
+                name = self.pod.raw(r)
+                self._latest[self._slot(name, crc32(name))] = r
+        name = pod.encode()
+        self._latest[self._slot(name, crc32(name))] = row
+
+    def next_attempt(self, pod: str) -> int:
+        """The ``attempt`` of a new incarnation of ``pod``: one more than the latest row of that
+        name's (0 for the first)."""
+        name = pod.encode()
+        row = self._latest[self._slot(name, crc32(name))]
+        return 0 if row < 0 else self.attempt[row] + 1
+
+    def bind(self, row: int, t_ms: int, node: str, devices: str, gpu_milli: int) -> None:
+        self.bound_ms[row] = t_ms
+        self.node[row] = node
+        self.devices[row] = devices
+        self.waiting_reason[row] = ""
+        self.gpu_milli[row] = gpu_milli
+
+    def end(self, row: int, t_ms: int, reason: str) -> None:
+        self.ended_ms[row] = t_ms
+        self.end_reason[row] = _plain(reason)
+
+    def __len__(self) -> int:
+        return len(self.pod)
+
+    def __getitem__(self, row: int) -> PodRecord:
+        row = range(len(self.pod))[row]
+        return PodRecord(
+            pod=self.pod[row],
+            attempt=self.attempt[row],
+            gang=self.gang[row],
+            namespace=self.namespace[row],
+            gpus=self.gpus[row],
+            priority=self.priority[row],
+            created_ms=self.created_ms[row],
+            milli_cpu=self.milli_cpu[row],
+            memory_bytes=self.memory_bytes[row],
+            bound_ms=_optional(self.bound_ms[row]),
+            node=self.node[row],
+            ended_ms=_optional(self.ended_ms[row]),
+            end_reason=self.end_reason[row],
+            scheduling_attempts=self.scheduling_attempts[row],
+            waiting_reason=self.waiting_reason[row],
+            devices=self.devices[row],
+            gpu_milli=self.gpu_milli[row],
+            gpu_milli_requested=self.gpu_milli_requested[row],
+        )
+
+    def __iter__(self) -> Iterator[PodRecord]:
+        return (self[row] for row in range(len(self.pod)))
+
+    def __iadd__(self, records: Iterable[PodRecord]) -> "PodLog":
+        for r in records:
+            self.add(r)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (PodLog, list, tuple)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PodLog({list(self)!r})"
 
 
 @dataclass(slots=True)
@@ -143,7 +332,7 @@ class FailureStreak:
     """Attempts that failed each of ``objs`` again with the message of its last failure, word for
     word (a stuck gang retried on a cluster that changed elsewhere). Such an event is aggregated
     away (``EventLog.event``) and changes nothing but the time of the object's last failure (the
-    similar-events window) and, in ``records``, its attempt count: a streak keeps these once for
+    similar-events window) and, at its row of ``pods``, its attempt count: a streak keeps these once for
     all its objects and ``EventLog.settle`` writes them onto each object when anything else
     happens to one of them, and at the end of the replay."""
 
@@ -151,7 +340,7 @@ class FailureStreak:
     reason: str
     objs: tuple[str, ...]
     messages: tuple[str, ...]
-    records: tuple[PodRecord | None, ...]
+    rows: tuple[int, ...]  # each object's row in ``EventLog.pods`` (-1: none)
     opened_ms: int  # the failure the repeats repeat
     repeats: int = 0
     last_ms: int = 0
@@ -171,13 +360,15 @@ class RunInfo:
 @dataclass(slots=True)
 class EventLog:
     info: RunInfo = field(default_factory=RunInfo)
-    # events table, columnar
+    # events table, columnar; a message is ``render_message(ev_template[i], ev_text[i], …)``
+    # (``ev_message`` renders them all)
     ev_t_ms: array = field(default_factory=lambda: array("q"))
-    ev_kind: list[str] = field(default_factory=list)
-    ev_object: list[str] = field(default_factory=list)
-    ev_node: list[str] = field(default_factory=list)
-    ev_reason: list[str] = field(default_factory=list)
-    ev_message: list[str] = field(default_factory=list)
+    ev_kind: Coded = field(default_factory=Coded)
+    ev_object: Strings = field(default_factory=Strings)
+    ev_node: Coded = field(default_factory=Coded)
+    ev_reason: Coded = field(default_factory=lambda: Coded(EventReason))
+    ev_text: Coded = field(default_factory=Coded)
+    ev_template: array = field(default_factory=lambda: array("B"))
     # timeline, columnar; one row per instant at which the GPU state changed
     tl_t_ms: array = field(default_factory=lambda: array("q"))
     tl_gpus_total: array = field(default_factory=lambda: array("q"))
@@ -189,7 +380,7 @@ class EventLog:
     tl_milli_allocated: array = field(default_factory=lambda: array("q"))
     tl_milli_busy: array = field(default_factory=lambda: array("q"))
     shared_gpu: bool = False  # some pod held a share of a GPU: reports add GPU-milli columns
-    pods: list[PodRecord] = field(default_factory=list)
+    pods: PodLog = field(default_factory=PodLog)
     gangs: list[GangRecord] = field(default_factory=list)
     victims: list[VictimRecord] = field(default_factory=list)
     # scheduler metrics (deterministic counts only; wall-clock timings live in ``timings``)
@@ -227,7 +418,9 @@ class EventLog:
             raise ValueError(f"a replay stopped by {self.info.stopped_by or 'nothing'} cannot be read past its horizon")
         return replace(self, info=replace(self.info, horizon_ms=window_ms))
 
-    def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "") -> None:
+    def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "", *, template: int = 0) -> None:
+        """Record an event; ``template``: its message is that of :data:`MESSAGE_TEMPLATES`
+        (``message`` is then ""), rendered when the log is read."""
         if self._streak_of and (reason in _AGGREGATED or reason == EventReason.SCHEDULED):
             streak = self._streak_of.get((kind, obj))
             if streak is not None:
@@ -252,7 +445,17 @@ class EventLog:
         self.ev_object.append(obj)
         self.ev_node.append(node)
         self.ev_reason.append(reason)
-        self.ev_message.append(message)
+        self.ev_text.append(message)
+        self.ev_template.append(template)
+
+    def assigned(self, t_ms: int, obj: str, node: str) -> None:
+        """Pod ``obj`` was bound to ``node``: its Scheduled event, message :data:`ASSIGNED`."""
+        self.event(t_ms, "Pod", obj, node, EventReason.SCHEDULED, template=ASSIGNED)
+
+    @property
+    def ev_message(self) -> list[str]:
+        """Every event's message, rendered (a new list: for reading a log, not for recording)."""
+        return [render_message(*row) for row in zip(self.ev_template, self.ev_text, self.ev_object, self.ev_node)]
 
     def _combine_similar(self, t_ms: int, kind: str, obj: str, reason: str, message: str) -> str:
         """The message to record, or "" when the event only updates an earlier combined one."""
@@ -271,10 +474,11 @@ class EventLog:
         similar[1] = None
         return COMBINED_PREFIX + message
 
-    def open_streak(self, t_ms: int, kind: str, reason: str, objs: tuple[str, ...], messages: tuple[str, ...], records: tuple[PodRecord | None, ...]) -> FailureStreak:
+    def open_streak(self, t_ms: int, kind: str, reason: str, objs: tuple[str, ...], messages: tuple[str, ...], rows: tuple[int, ...]) -> FailureStreak:
         """Right after ``event`` recorded (or aggregated) ``reason`` with ``messages[i]`` for each
-        ``objs[i]`` at ``t_ms``: a streak their repeats can be counted in (``fail_again``)."""
-        streak = FailureStreak(kind, reason, objs, messages, records, t_ms)
+        ``objs[i]`` (row ``rows[i]`` of ``pods``, -1: none) at ``t_ms``: a streak their repeats
+        can be counted in (``fail_again``)."""
+        streak = FailureStreak(kind, reason, objs, messages, rows, t_ms)
         streak_of = self._streak_of
         for obj in objs:
             old = streak_of.get((kind, obj))
@@ -305,9 +509,10 @@ class EventLog:
                 del self._streak_of[(kind, obj)]
         if not streak.repeats:
             return
-        for obj, message, record in zip(streak.objs, streak.messages, streak.records):
-            if record is not None:
-                record.scheduling_attempts += streak.repeats
+        attempts = self.pods.scheduling_attempts
+        for obj, message, row in zip(streak.objs, streak.messages, streak.rows):
+            if row >= 0:
+                attempts[row] += streak.repeats
             similar = self._similar[(kind, obj, streak.reason)]
             # ``_combine_similar`` on a repeated message: a gap past the interval (the first one
             # from ``opened_ms``, the time ``similar`` held when the streak opened) restarts the

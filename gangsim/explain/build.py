@@ -14,7 +14,7 @@ from gangsim.api.duration import format_duration_ms
 from gangsim.api.objects import Job, Pod, PodGroup, PodSpec
 from gangsim.api.trace import Op, Trace
 from gangsim.errors import UsageError
-from gangsim.eventlog import EventLog, EventReason, GangRecord, PodRecord
+from gangsim.eventlog import NO_TIME, EventLog, EventReason, GangRecord, PodRecord
 from gangsim.explain.record import AttemptRecorder, PodAttempt
 from gangsim.report.waiting import waiting_reasons
 from gangsim.validate.capacity import capacity, describe_requests, shortfall, trace_nodes
@@ -46,8 +46,8 @@ def members_of(log: EventLog, kind: str, name: str) -> tuple[GangRecord | None, 
         if gang is None:
             known = ", ".join(sorted(g.gang for g in log.gangs)[:10]) or "none"
             raise UsageError(f"--gang {name}: no such gang in this replay (gangs: {known})")
-        return gang, [p for p in log.pods if p.gang == name]
-    pods = [p for p in log.pods if p.pod == name]
+        return gang, [log.pods[i] for i, g in enumerate(log.pods.gang) if g == name]
+    pods = [log.pods[i] for i, p in enumerate(log.pods.pod) if p == name]
     if not pods:
         raise UsageError(f"--pod {name}: no such pod in this replay")
     gang = next((g for g in log.gangs if g.gang == pods[0].gang), None) if pods[0].gang else None
@@ -230,10 +230,11 @@ def _verdict(trace: Trace, log: EventLog, gang: GangRecord | None, pods: list[Po
 def _holders(log: EventLog, nodes: list[str], t_ms: int) -> list[tuple[str, int]]:
     """(gang or pod, priority) of the pods bound on ``nodes`` at ``t_ms``."""
     wanted = set(nodes)
+    pods = log.pods
     return [
-        (p.gang or p.pod, p.priority)
-        for p in log.pods
-        if p.node in wanted and p.bound_ms is not None and p.bound_ms <= t_ms and (p.ended_ms is None or p.ended_ms > t_ms)
+        (pods.gang[i] or pods.pod[i], pods.priority[i])
+        for i, (node, bound, ended) in enumerate(zip(pods.node, pods.bound_ms, pods.ended_ms))
+        if node in wanted and bound != NO_TIME and bound <= t_ms and (ended == NO_TIME or ended > t_ms)
     ]
 
 

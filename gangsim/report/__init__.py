@@ -1,8 +1,9 @@
 """EventLog → Polars tables and a summary → terminal, Markdown, JSON and files.
 
 The report layer reads only the :class:`gangsim.eventlog.EventLog` of a replay; it never imports
-the scheduler or the simulator (STYLE §3). Everything is computed once, in :func:`build_report`
-(``tables.py``, ``summary.py``); the renderers and the writer only format and store it. Likewise
+the scheduler or the simulator (STYLE §3). Everything is computed once, from :func:`build_report`
+(``tables.py``, ``summary.py``: the summary at once, each table when first read); the renderers and
+the writer only format and store it. Likewise
 ``diff.py`` compares runs and ``render_diff.py`` formats the comparison; ``render_plan.py``
 formats the plans that ``gangsim.whatif`` computes and ``figures.py`` draws the plots
 (matplotlib, imported lazily). Nothing here imports ``gangsim.whatif``.
@@ -18,6 +19,7 @@ formats the plans that ``gangsim.whatif`` computes and ``figures.py`` draws the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -51,7 +53,7 @@ class Report:
     """
 
     summary: dict
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]  # a ``tables.Tables``: each built when first read
     # wall-clock measurements of this run (vary run to run: shown, never written to --out)
     timings: dict[str, list[float]] = field(default_factory=dict)
 

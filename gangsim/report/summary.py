@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gangsim.eventlog import EventLog, GangState
+from gangsim.eventlog import NO_TIME, EventLog, GangState
 from gangsim.report.metrics import is_started_only_wait, unit_of
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "fmt_number",
     "never_note",
     "gpu_ms",
+    "int_column",
     "nearest_rank",
     "summary_grid",
     "summary_rows",
@@ -55,6 +56,11 @@ __all__ = [
 PERCENTILES: tuple[int, ...] = (50, 90, 99)
 # scheduler_podgroup_schedule_attempts_total{result}
 PODGROUP_RESULTS: tuple[str, ...] = ("scheduled", "unschedulable", "waiting_on_preemption", "error")
+
+
+def int_column(values: object) -> np.ndarray:
+    """A log's ``array('q')`` column (or any int sequence) as int64 numpy."""
+    return np.asarray(values, dtype=np.int64)
 
 
 def _s(ms: int) -> float:
@@ -116,6 +122,7 @@ def build_summary(log: EventLog) -> dict:
 
     victims = log.victims
     pods = log.pods
+    names = pods.pod.to_list()
     return {
         "trace": log.info.trace,
         "policy": log.info.policy,
@@ -143,10 +150,10 @@ def build_summary(log: EventLog) -> dict:
             "gangs_broken": sum(1 for g in log.gangs if g.broken_by_preemption > 0),
         },
         "pods": {
-            "total": len({p.pod for p in pods}),
-            "bound": len({p.pod for p in pods if p.bound_ms is not None}),
-            "pending_at_end": sum(1 for p in pods if p.bound_ms is None and p.ended_ms is None),
-            "restarts": sum(1 for p in pods if p.attempt > 0),
+            "total": len(set(names)),
+            "bound": len({pod for pod, bound in zip(names, pods.bound_ms) if bound != NO_TIME}),
+            "pending_at_end": int(np.count_nonzero((int_column(pods.bound_ms) == NO_TIME) & (int_column(pods.ended_ms) == NO_TIME))),
+            "restarts": int(np.count_nonzero(int_column(pods.attempt) > 0)),
         },
         # scheduler metrics (counts only, so the summary stays byte-identical across runs)
         "scheduler": {
@@ -191,14 +198,14 @@ def _allocation_at(log: EventLog, percent: int, capacity_milli: int) -> float | 
     cluster (the arrival at which the sum first reaches it); None if not a static trace or the
     requests never reach it."""
     pods = log.pods
-    if not capacity_milli or any(p.created_ms or p.ended_ms is not None or p.attempt for p in pods):
+    if not capacity_milli or int_column(pods.created_ms).any() or (int_column(pods.ended_ms) != NO_TIME).any() or int_column(pods.attempt).any():
         return None
     target = percent * capacity_milli  # x100: integers only
     arrived = placed = 0
-    for p in pods:
-        arrived += p.gpu_milli_requested * 100
-        if p.bound_ms is not None:
-            placed += p.gpu_milli
+    for requested, bound, milli in zip(pods.gpu_milli_requested, pods.bound_ms, pods.gpu_milli):
+        arrived += requested * 100
+        if bound != NO_TIME:
+            placed += milli
         if arrived >= target:
             return round(placed / capacity_milli, 6)
     return None

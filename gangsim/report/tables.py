@@ -12,14 +12,14 @@ the simulator misspells fails here instead of becoming a new category (STYLE §2
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TypeVar
 
 import numpy as np
 import polars as pl
 
-from gangsim.eventlog import EventLog, EventReason, GangRecord, PodRecord, VictimRecord
-from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number
+from gangsim.eventlog import MESSAGE_TEMPLATES, NO_TIME, Coded, EventLog, EventReason, GangRecord, VictimRecord
+from gangsim.report.summary import Grid, fmt_count, fmt_duration, fmt_number, int_column
 from gangsim.report.waiting import short_reason, waiting_reasons
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "REASON_ENUM",
     "TABLE_NAMES",
     "TIMELINE_SCHEMA",
+    "Tables",
     "VICTIMS_SCHEMA",
     "build_tables",
     "events_table",
@@ -159,11 +160,6 @@ def _columns(records: Iterable[_R], getters: dict[str, Callable[[_R], object]]) 
     return {name: [get(r) for r in rows] for name, get in getters.items()}
 
 
-def _ints(values: object) -> np.ndarray:
-    """An ``array('q')`` column (or any int sequence) as int64 numpy."""
-    return np.asarray(values, dtype=np.int64)
-
-
 # ---------------------------------------------------------------------------------------------
 # The five tables
 
@@ -200,27 +196,42 @@ def gangs_table(log: EventLog) -> pl.DataFrame:
     return frame.sort(["submitted_s", "gang"], maintain_order=True)
 
 
+def _strings(column: Coded) -> pl.Series:
+    """A :class:`~gangsim.eventlog.Coded` column as a Polars string column (each value once, gathered by code)."""
+    values = pl.Series([str(v) for v in column.values], dtype=pl.String)
+    return values.gather(np.asarray(column.codes, dtype=np.uint32))
+
+
+def _seconds_or_null(ms: object) -> pl.Series:
+    """An int64 ms column with :data:`~gangsim.eventlog.NO_TIME` for "never" as Float64 seconds, null for never."""
+    values = int_column(ms)
+    return pl.Series(values / 1000).scatter(np.flatnonzero(values == NO_TIME), None)
+
+
 def pods_table(log: EventLog) -> pl.DataFrame:
-    getters: dict[str, Callable[[PodRecord], object]] = {
-        "pod": lambda p: p.pod,
-        "attempt": lambda p: p.attempt,
-        "gang": lambda p: p.gang,
-        "namespace": lambda p: p.namespace,
-        "node": lambda p: p.node,
-        "gpus": lambda p: p.gpus,
-        "priority": lambda p: p.priority,
-        "created_s": lambda p: p.created_ms / 1000,
-        "bound_s": lambda p: _seconds(p.bound_ms),
-        "ended_s": lambda p: _seconds(p.ended_ms),
-        "end_reason": lambda p: str(p.end_reason),
-        "scheduling_attempts": lambda p: p.scheduling_attempts,
-        "waiting_reason": lambda p: p.waiting_reason,
-        "milli_cpu": lambda p: p.milli_cpu,
-        "memory_bytes": lambda p: p.memory_bytes,
-        "devices": lambda p: p.devices,
-        "gpu_milli": lambda p: p.gpu_milli,
-    }
-    frame = pl.DataFrame(_columns(log.pods, getters), schema=PODS_SCHEMA)
+    p = log.pods
+    frame = pl.DataFrame(
+        {
+            "pod": pl.Series(p.pod.to_list(), dtype=pl.String),
+            "attempt": int_column(p.attempt),
+            "gang": pl.Series(p.gang, dtype=pl.String),
+            "namespace": _strings(p.namespace),
+            "node": _strings(p.node),
+            "gpus": int_column(p.gpus),
+            "priority": int_column(p.priority),
+            "created_s": int_column(p.created_ms) / 1000,
+            "bound_s": _seconds_or_null(p.bound_ms),
+            "ended_s": _seconds_or_null(p.ended_ms),
+            "end_reason": _strings(p.end_reason),
+            "scheduling_attempts": int_column(p.scheduling_attempts),
+            "waiting_reason": pl.Series(p.waiting_reason, dtype=pl.String),
+            "milli_cpu": int_column(p.milli_cpu),
+            "memory_bytes": int_column(p.memory_bytes),
+            "devices": _strings(p.devices),
+            "gpu_milli": int_column(p.gpu_milli),
+        },
+        schema=PODS_SCHEMA,
+    )
     return frame.sort(["created_s", "pod", "attempt"], maintain_order=True)
 
 
@@ -245,26 +256,26 @@ def victims_table(log: EventLog) -> pl.DataFrame:
 
 
 def timeline_table(log: EventLog) -> pl.DataFrame:
-    allocated = _ints(log.tl_gpus_allocated)
-    busy = _ints(log.tl_gpus_busy)
+    allocated = int_column(log.tl_gpus_allocated)
+    busy = int_column(log.tl_gpus_busy)
     frame = pl.DataFrame(
         {
-            "t_s": _ints(log.tl_t_ms) / 1000,
-            "gpus_total": _ints(log.tl_gpus_total),
+            "t_s": int_column(log.tl_t_ms) / 1000,
+            "gpus_total": int_column(log.tl_gpus_total),
             "gpus_allocated": allocated,
             "gpus_busy": busy,
             "gpus_stranded": allocated - busy,
-            "pending_pods": _ints(log.tl_pending_pods),
-            "pending_gpu_pods": _ints(log.tl_pending_gpu_pods),
+            "pending_pods": int_column(log.tl_pending_pods),
+            "pending_gpu_pods": int_column(log.tl_pending_gpu_pods),
         },
         schema=TIMELINE_SCHEMA,
     )
     if not log.shared_gpu:
         return frame
-    m_alloc, m_busy = _ints(log.tl_milli_allocated), _ints(log.tl_milli_busy)
+    m_alloc, m_busy = int_column(log.tl_milli_allocated), int_column(log.tl_milli_busy)
     equiv = pl.DataFrame(
         {
-            "gpu_equiv_total": _ints(log.tl_gpus_total).astype(np.float64),
+            "gpu_equiv_total": int_column(log.tl_gpus_total).astype(np.float64),
             "gpu_equiv_allocated": m_alloc / 1000,
             "gpu_equiv_busy": m_busy / 1000,
             "gpu_equiv_stranded": (m_alloc - m_busy) / 1000,
@@ -274,34 +285,75 @@ def timeline_table(log: EventLog) -> pl.DataFrame:
     return pl.concat([frame, equiv], how="horizontal")
 
 
+def _messages() -> pl.Expr:
+    """The ``message`` column: the recorded text, or the event's template rendered from its own
+    ``object`` and ``node`` (``eventlog.MESSAGE_TEMPLATES``, the same parts ``render_message`` joins)."""
+    message = pl.col("message")
+    for code, parts in MESSAGE_TEMPLATES.items():
+        rendered = pl.concat_str([pl.col(part) if part in EVENTS_SCHEMA else pl.lit(part) for part in parts])
+        message = pl.when(pl.col("_template") == code).then(rendered).otherwise(message)
+    return message.alias("message")
+
+
 def events_table(log: EventLog) -> pl.DataFrame:
     known = {reason.value for reason in EventReason}
-    unknown = sorted(set(log.ev_reason) - known)
+    unknown = sorted({str(r) for r in log.ev_reason.values} - known)
     if unknown:
         # a bug in whoever recorded the event, not bad user input
         raise ValueError(f"event log has reasons not in gangsim.eventlog.EventReason: {', '.join(map(repr, unknown))}")
-    return pl.DataFrame(
+    frame = pl.DataFrame(
         {
-            "t_s": _ints(log.ev_t_ms) / 1000,
-            "kind": [str(k) for k in log.ev_kind],
-            "object": log.ev_object,
-            "node": log.ev_node,
-            "reason": pl.Series("reason", [str(r) for r in log.ev_reason], dtype=pl.String).cast(REASON_ENUM),
-            "message": log.ev_message,
-        },
-        schema=EVENTS_SCHEMA,
+            "t_s": int_column(log.ev_t_ms) / 1000,
+            "kind": _strings(log.ev_kind),
+            "object": pl.Series(log.ev_object.to_list(), dtype=pl.String),
+            "node": _strings(log.ev_node),
+            "reason": _strings(log.ev_reason).cast(REASON_ENUM),
+            "message": _strings(log.ev_text),
+            "_template": np.asarray(log.ev_template, dtype=np.uint8),
+        }
     )
+    return frame.with_columns(_messages()).drop("_template").cast(dict(EVENTS_SCHEMA))
 
 
-def build_tables(log: EventLog) -> dict[str, pl.DataFrame]:
-    """All five tables, in :data:`TABLE_NAMES` order."""
-    return {
-        "gangs": gangs_table(log),
-        "pods": pods_table(log),
-        "victims": victims_table(log),
-        "timeline": timeline_table(log),
-        "events": events_table(log),
-    }
+_BUILDERS: dict[str, Callable[[EventLog], pl.DataFrame]] = {
+    "gangs": gangs_table,
+    "pods": pods_table,
+    "victims": victims_table,
+    "timeline": timeline_table,
+    "events": events_table,
+}
+
+
+class Tables(Mapping[str, pl.DataFrame]):
+    """The five tables of one log, in :data:`TABLE_NAMES` order, each built from the log's columns
+    when first read and then kept: a report that only shows the gangs (``gangsim run`` on a
+    terminal, a sweep's metrics) never builds the pods and events tables of a million-pod replay.
+    :meth:`build` gives a table without keeping it, so the writer holds one large table at a time.
+    The log must not change any more (it is read when a table is)."""
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self._kept: dict[str, pl.DataFrame] = {}
+
+    def build(self, name: str) -> pl.DataFrame:
+        kept = self._kept.get(name)
+        return kept if kept is not None else _BUILDERS[name](self._log)
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in self._kept:
+            self._kept[name] = _BUILDERS[name](self._log)
+        return self._kept[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TABLE_NAMES)
+
+    def __len__(self) -> int:
+        return len(TABLE_NAMES)
+
+
+def build_tables(log: EventLog) -> Tables:
+    """All five tables, in :data:`TABLE_NAMES` order (each built when first read)."""
+    return Tables(log)
 
 
 # ---------------------------------------------------------------------------------------------

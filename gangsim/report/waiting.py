@@ -11,7 +11,7 @@ Gangs that are running or finished have none.
 
 from __future__ import annotations
 
-from gangsim.eventlog import EventLog, GangState
+from gangsim.eventlog import NO_TIME, EventLog, GangState
 
 FIT_ERROR_PREFIX = "0/"
 PENDING_STATES = frozenset({GangState.PENDING, GangState.STALLED})
@@ -21,12 +21,13 @@ def waiting_reasons(log: EventLog) -> dict[str, str]:
     """gang -> short reason, for the gangs in state Pending or Stalled at the end."""
     pending = {g.gang for g in log.gangs if g.state in PENDING_STATES}
     best: dict[str, tuple[int, int, str, str]] = {}
-    for p in log.pods:
-        if p.gang not in pending or p.bound_ms is not None or p.ended_ms is not None or not p.waiting_reason:
+    pods = log.pods
+    for i, (gang, bound, ended, reason) in enumerate(zip(pods.gang, pods.bound_ms, pods.ended_ms, pods.waiting_reason)):
+        if gang not in pending or bound != NO_TIME or ended != NO_TIME or not reason:
             continue
-        rank = (0 if p.waiting_reason.startswith(FIT_ERROR_PREFIX) else 1, p.created_ms, p.pod, p.waiting_reason)
-        if p.gang not in best or rank < best[p.gang]:
-            best[p.gang] = rank
+        rank = (0 if reason.startswith(FIT_ERROR_PREFIX) else 1, pods.created_ms[i], pods.pod[i], reason)
+        if gang not in best or rank < best[gang]:
+            best[gang] = rank
     return {gang: rank[3] for gang, rank in best.items()}
 
 

@@ -65,7 +65,7 @@ import polars as pl
 
 from gangsim.errors import OutputError
 from gangsim.report.render_json import render_json
-from gangsim.report.tables import TABLE_NAMES
+from gangsim.report.tables import TABLE_NAMES, Tables
 
 if TYPE_CHECKING:
     from gangsim.report import Report
@@ -99,12 +99,22 @@ def csv_chunks(frame: pl.DataFrame, rows: int = CSV_CHUNK_ROWS) -> Iterator[byte
 
 
 def _report_contents(report: Report) -> dict[str, Callable[[], bytes | Iterable[bytes]]]:
-    """Each file's bytes, rendered lazily (one table in memory at a time; a CSV file a piece at a time)."""
+    """Each file's bytes, rendered lazily, in order: a table is built (or taken from the report if
+    something read it already) for its Parquet file, kept for its CSV file (a piece at a time) and
+    dropped when the next table is built, so one table is in memory at a time."""
+    tables = report.tables
+    building: dict[str, pl.DataFrame] = {}  # the table whose files are being written
+
+    def frame(name: str) -> pl.DataFrame:
+        if name not in building:
+            building.clear()
+            building[name] = tables.build(name) if isinstance(tables, Tables) else tables[name]
+        return building[name]
+
     contents: dict[str, Callable[[], bytes | Iterable[bytes]]] = {}
     for name in TABLE_NAMES:
-        frame = report.tables[name]
-        contents[f"{name}.parquet"] = lambda frame=frame: _parquet_bytes(frame)
-        contents[f"{name}.csv"] = lambda frame=frame: csv_chunks(frame, CSV_CHUNK_ROWS)
+        contents[f"{name}.parquet"] = lambda name=name: _parquet_bytes(frame(name))
+        contents[f"{name}.csv"] = lambda name=name: csv_chunks(frame(name), CSV_CHUNK_ROWS)
     contents[SUMMARY_FILE] = lambda: render_json(report)
     return contents
 

@@ -47,7 +47,7 @@ def bind(h: SchedulerHandle, e: QueuedEntity | None, pod: PodInfo, row: int) -> 
         h.queue.done(e)
     h.note_bind(pod)
     node = h.snapshot.nodes.names[row]
-    h.log.event(now, "Pod", pod.key, node, EventReason.SCHEDULED, f"Successfully assigned {pod.key} to {node}")
+    h.log.assigned(now, pod.key, node)  # Scheduled: "Successfully assigned <pod> to <node>"
     h.cluster.bind(pod, node)
     h.move_for(ClusterEvent.ASSIGNED_POD_ADD)
 

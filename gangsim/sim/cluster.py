@@ -43,7 +43,8 @@ PENDING, WAITING, RUNNING, TERMINATING, ENDED = PodState
 class SimPod:
     uid: int
     pod: Pod
-    record: PodRecord
+    key: str  # "namespace/name"
+    row: int  # its row in ``EventLog.pods``
     gang: Gang
     info: PodInfo | None = None
     state: PodState = PENDING
@@ -83,7 +84,6 @@ class Cluster:
             engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample, pod_running=lambda sp: sp.state == RUNNING
         )
         self._uid = 0
-        self._attempt_of: dict[str, int] = {}
         self.gpus_allocated = 0
         self.gpus_busy = 0
         # the same in GPU-milli, shared GPUs included (1000 per whole GPU)
@@ -148,13 +148,13 @@ class Cluster:
     def attempted(self, info: PodInfo) -> None:
         sp = self.by_uid.get(info.uid)
         if sp is not None:
-            sp.record.scheduling_attempts += 1
+            self.log.pods.scheduling_attempts[sp.row] += 1
         self.attempt_started(info.key)
 
     def gated(self, info: PodInfo, message: str) -> None:
         sp = self.by_uid.get(info.uid)
         if sp is not None:
-            sp.record.waiting_reason = message
+            self.log.pods.waiting_reason[sp.row] = message
 
     def group_attempted(self, key: str) -> None:
         g = self.jobs_model.gangs.get(key)
@@ -165,15 +165,15 @@ class Cluster:
     def scheduling_failed(self, info: PodInfo, message: str) -> None:
         sp = self.by_uid.get(info.uid)
         if sp is not None:
-            sp.record.waiting_reason = message
+            self.log.pods.waiting_reason[sp.row] = message
         self.attempt_finished(info.key, bound=False)
 
     def failures_recorded(self, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> FailureRun:
         """Each of ``infos`` was just attempted and failed with its ``messages[i]`` (``attempted``,
         a FailedScheduling event, ``scheduling_failed``): the run ``failed_again`` counts repeats in."""
         by_uid = self.by_uid
-        records = tuple(sp.record if (sp := by_uid.get(i.uid)) is not None else None for i in infos)
-        streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, records)
+        rows = tuple(sp.row if (sp := by_uid.get(i.uid)) is not None else -1 for i in infos)
+        streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows)
         return FailureRun(infos, streak)
 
     def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
@@ -192,14 +192,10 @@ class Cluster:
         sp = self.by_uid[info.uid]
         was_waiting = sp.state == WAITING
         sp.state = RUNNING
-        sp.record.bound_ms = self.now
-        sp.record.node = node
         self.kubelets.occupy(node, sp.uid, sp, info.devices)
-        sp.record.devices = format_ids(self.kubelets.devices_of(sp.uid))
-        sp.record.waiting_reason = ""
         if not was_waiting:
             self._hold(sp, node)
-        sp.record.gpu_milli = sp.milli
+        self.log.pods.bind(sp.row, self.now, node, format_ids(self.kubelets.devices_of(sp.uid)), sp.milli)
         self.pending_pods -= 1
         self.binds += 1
         if sp.gpus:
@@ -232,6 +228,7 @@ class Cluster:
     def preempt(self, victims: list[Victim], preemptor: str, preemptor_priority: int, message: str, *, preemptor_kind: str = "pod") -> None:
         """Mark victims (DisruptionTarget) and delete them after their grace period."""
         now = self.now
+        pods = self.log.pods
         records: list[VictimRecord] = []
         marked: list[tuple[int, VictimRecord]] = []
         for victim in victims:
@@ -241,10 +238,10 @@ class Cluster:
                 continue
             if sp.state == WAITING:
                 # rejected at Permit rather than deleted: its reservation is released at once
-                rec = VictimRecord(now, sp.record.pod, sp.record.attempt, sp.record.gang, victim.priority, node, preemptor, preemptor_priority, sp.gpus, 0, None, now)
+                rec = VictimRecord(now, sp.key, pods.attempt[sp.row], pods.gang[sp.row], victim.priority, node, preemptor, preemptor_priority, sp.gpus, 0, None, now)
                 self.log.victims.append(rec)
                 records.append(rec)
-                self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Rejected at Permit: preempted by {preemptor_kind} {preemptor} on node {node}")
+                self.log.event(now, "Pod", sp.key, node, EventReason.PREEMPTED, f"Rejected at Permit: preempted by {preemptor_kind} {preemptor} on node {node}")
                 continue
             info.terminating = True
             lost = 0
@@ -255,9 +252,9 @@ class Cluster:
                 sp.gang.record.preemptions += 1
             rec = VictimRecord(
                 t_ms=now,
-                victim_pod=sp.record.pod,
-                victim_attempt=sp.record.attempt,
-                victim_gang=sp.record.gang,
+                victim_pod=sp.key,
+                victim_attempt=pods.attempt[sp.row],
+                victim_gang=pods.gang[sp.row],
                 victim_priority=victim.priority,
                 node=node,
                 preemptor=preemptor,
@@ -268,7 +265,7 @@ class Cluster:
             self.log.victims.append(rec)
             records.append(rec)
             marked.append((info.uid, rec))
-            self.log.event(now, "Pod", sp.record.pod, node, EventReason.PREEMPTED, f"Preempted by {preemptor_kind} {preemptor} on node {node}")
+            self.log.event(now, "Pod", sp.key, node, EventReason.PREEMPTED, f"Preempted by {preemptor_kind} {preemptor} on node {node}")
             grace = info.spec.termination_grace_ms
             self.engine.at(now + grace, Phase.KUBELET, self._victim_gone, sp)
         if records:
@@ -477,11 +474,11 @@ class Cluster:
         return g
 
     def create_pod(self, pod: Pod) -> SimPod | None:
-        if pod.key in self.pods:
+        key = pod.key  # built once (``Pod.key`` builds it at each use)
+        if key in self.pods:
             return None  # validated at load; a Job index collision would land here
         uid = self._next_uid()
-        attempt = self._attempt_of.get(pod.key, -1) + 1
-        self._attempt_of[pod.key] = attempt
+        attempt = self.log.pods.next_attempt(key)  # recreated by its Job controller, or by name again
         if self.scheduler.has_profile(pod.spec.scheduler_name) or pod.spec.node_name:
             gang = self.gang_of(pod, uid)
         else:
@@ -496,8 +493,8 @@ class Cluster:
         group = self.pod_groups.get(gang.key) if gang.kind == "PodGroup" else None
         if spec.rendezvous_timeout_ms is not None and (group is None or group.rendezvous_timeout_ms is None):
             gang.rendezvous_ms = spec.rendezvous_timeout_ms
-        record = PodRecord(
-            pod=pod.key,
+        row = self.log.pods.add(PodRecord(
+            pod=key,
             attempt=attempt,
             gang=gang.key if gang.kind != LONE else "",
             namespace=pod.namespace,
@@ -507,14 +504,13 @@ class Cluster:
             milli_cpu=spec.requests.get("cpu", 0),
             memory_bytes=spec.requests.get("memory", 0),
             gpu_milli_requested=requested_milli(spec.requests, self._shares),
-        )
-        self.log.pods.append(record)
-        sp = SimPod(uid, pod, record, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
-        self.pods[pod.key] = sp
+        ))  # fmt: skip
+        sp = SimPod(uid, pod, key, row, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
+        self.pods[key] = sp
         self.by_uid[uid] = sp
         self.jobs_model.add_member(gang, uid, sp, pod.name, spec.gpus, self.now)
         if attempt > 0:
-            self.log.event(self.now, "Pod", pod.key, "", EventReason.RECREATED, f"attempt {attempt}")
+            self.log.event(self.now, "Pod", key, "", EventReason.RECREATED, f"attempt {attempt}")
         self.pending_pods += 1
         if spec.gpus:
             self.pending_gpu_pods += 1
@@ -531,11 +527,11 @@ class Cluster:
         known = name in self.nodes
         if known and self.kubelets.fits(name, sp.pod.spec.requests):
             sp.info = self.scheduler.on_pod_assigned(sp.pod, sp.uid, name)
-            self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.SCHEDULED, f"Assigned {sp.pod.key} to {name} by spec.nodeName")
+            self.log.event(self.now, "Pod", sp.key, name, EventReason.SCHEDULED, f"Assigned {sp.key} to {name} by spec.nodeName")
             self.bind(sp.info, name)
             return
         reason = "node not found" if not known else "insufficient resources"
-        self.log.event(self.now, "Pod", sp.pod.key, name, EventReason.REJECTED, f"kubelet admission on {name}: {reason}")
+        self.log.event(self.now, "Pod", sp.key, name, EventReason.REJECTED, f"kubelet admission on {name}: {reason}")
         self._end_pod(sp, EndReason.REJECTED, recreate=False, logged=True)
 
     def _end_pod(self, sp: SimPod, reason: str, *, recreate: bool = True, logged: bool = False) -> None:
@@ -545,7 +541,7 @@ class Cluster:
         now = self.now
         state = sp.state
         if state == RUNNING:
-            self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, sp.milli, reason=f"{sp.pod.key} {reason}")
+            self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, sp.milli, reason=f"{sp.key} {reason}")
         if state in (RUNNING, TERMINATING, WAITING):
             self._unhold(sp)
             self.kubelets.release(sp.uid)
@@ -556,16 +552,15 @@ class Cluster:
         sp.state = ENDED
         if sp.info is not None:
             self.scheduler.on_pod_delete(sp.info)
-        sp.record.ended_ms = now
-        sp.record.end_reason = reason
-        self.pods.pop(sp.pod.key, None)
+        self.log.pods.end(sp.row, now, reason)
+        self.pods.pop(sp.key, None)
         self.by_uid.pop(sp.uid, None)
         self.jobs_model.removed(sp.gang, sp.uid)
         self.in_vain.victim_ended(sp.uid, now)
         if state in (PENDING, WAITING):
-            self.in_vain.preemptor_gone(sp.pod.key)
+            self.in_vain.preemptor_gone(sp.key)
         if not logged and reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
-            self.log.event(now, "Pod", sp.pod.key, sp.record.node, reason, "")
+            self.log.event(now, "Pod", sp.key, self.log.pods.node[sp.row], reason, "")
         if sp.job_key:
             self.job_controller.pod_ended(sp.job_key, sp, sp.pod.index, reason, recreate)  # type: ignore[arg-type]
         self._sample()

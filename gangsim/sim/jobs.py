@@ -165,7 +165,7 @@ class JobModel:
             if g.record.started_ms is None:
                 g.record.started_ms = now
                 if g.topology_key:  # where the gang first ran, by its own topology key
-                    domains = {self._domain_of(p.record.node, g.topology_key) for p in g.running.values()}  # type: ignore[attr-defined]
+                    domains = {self._domain_of(self.log.pods.node[p.row], g.topology_key) for p in g.running.values()}  # type: ignore[attr-defined]
                     g.record.domains = len(domains)
                     g.record.domain = domains.pop() if len(domains) == 1 else ""
                 self.log.event(now, g.kind, g.key, "", EventReason.GANG_STARTED, f"{len(g.running)} of {g.threshold()} pods running")

@@ -92,10 +92,10 @@ def test_a_repeated_group_failure_does_no_per_pod_work(tmp_path, monkeypatch):
         calls["scheduling_failed"] += 1
         failed(self, info, message)
 
-    def count_event(self, t_ms, kind, obj, node, reason, message=""):
+    def count_event(self, t_ms, kind, obj, node, reason, message="", **kw):
         if reason == EventReason.FAILED_SCHEDULING:
             calls["failed_scheduling_events"] += 1
-        event(self, t_ms, kind, obj, node, reason, message)
+        event(self, t_ms, kind, obj, node, reason, message, **kw)
 
     monkeypatch.setattr(Cluster, "attempted", count_attempted)
     monkeypatch.setattr(Cluster, "scheduling_failed", count_failed)
@@ -118,18 +118,18 @@ def _log_with_failures(messages: list[tuple[int, str]], *, streak_from: int | No
     """One pod failing at each (time, message); from index ``streak_from`` on, repeats of the
     message before go through a streak instead of ``event``."""
     log = EventLog()
-    record = PodRecord("ns/p", 0, "ns/g", "ns", 8, 0, 0)
+    row = log.pods.add(PodRecord("ns/p", 0, "ns/g", "ns", 8, 0, 0))
     streak = None
     for i, (t, message) in enumerate(messages):
         if streak_from is not None and i >= streak_from and streak is not None and streak.live and streak.messages == (message,):
             log.fail_again(streak, t)
             continue
-        record.scheduling_attempts += 1
+        log.pods.scheduling_attempts[row] += 1
         log.event(t, "Pod", "ns/p", "", EventReason.FAILED_SCHEDULING, message)
         if streak_from is not None and i + 1 >= streak_from:
-            streak = log.open_streak(t, "Pod", EventReason.FAILED_SCHEDULING, ("ns/p",), (message,), (record,))
+            streak = log.open_streak(t, "Pod", EventReason.FAILED_SCHEDULING, ("ns/p",), (message,), (row,))
     log.settle_all()
-    return log, record
+    return log, log.pods[row]
 
 
 STEP = SIMILAR_EVENTS_INTERVAL_MS // 3
@@ -160,11 +160,11 @@ def test_a_streak_records_what_event_by_event_records(failures):
 
 def test_a_scheduled_event_settles_the_streak_first():
     log = EventLog()
-    record = PodRecord("ns/p", 0, "ns/g", "ns", 8, 0, 0, scheduling_attempts=1)
+    row = log.pods.add(PodRecord("ns/p", 0, "ns/g", "ns", 8, 0, 0, scheduling_attempts=1))
     log.event(0, "Pod", "ns/p", "", EventReason.FAILED_SCHEDULING, "full")
-    streak = log.open_streak(0, "Pod", EventReason.FAILED_SCHEDULING, ("ns/p",), ("full",), (record,))
+    streak = log.open_streak(0, "Pod", EventReason.FAILED_SCHEDULING, ("ns/p",), ("full",), (row,))
     log.fail_again(streak, 10)
     log.fail_again(streak, 20)
     log.event(30, "Pod", "ns/p", "n1", EventReason.SCHEDULED, "bound")
-    assert not streak.live and record.scheduling_attempts == 3
+    assert not streak.live and log.pods.scheduling_attempts[row] == 3
     assert ("Pod", "ns/p", EventReason.FAILED_SCHEDULING) not in log._similar
