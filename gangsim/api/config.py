@@ -95,6 +95,11 @@ class FastPath:
     # a single-shape PodGroup pass (no KEP-5732 placement) where every pod fits, replayed from
     # per-node counts and score keys as ``placement_passes`` does per placement (needs doomed_pass)
     counted_pass: bool = True
+    # a PodGroup event re-asks PreEnqueue for each gated per-pod entity of the group (``pod`` and
+    # ``permit``: quadratic in a gang arriving pod by pod); PreEnqueue reads a pod's spec and its
+    # group only, so a member sharing the spec of one the same event left gated with the message
+    # it already has stays gated with it, without asking again
+    gated_siblings: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +133,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False)
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)

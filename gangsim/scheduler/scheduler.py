@@ -98,6 +98,7 @@ class Scheduler:
         rng: np.random.Generator | None = None,
     ) -> None:
         self.config = config
+        self._gated_siblings = config.effective_fast_path.gated_siblings  # see _group_event
         self.policy = policy
         self.features = policy.features
         self.cluster = cluster
@@ -524,9 +525,22 @@ class Scheduler:
             self.queue.move_entity(st.entity)
         else:
             plugins = self.hints.get(ClusterEvent.POD_GROUP, frozenset())
+            # fast path (FastPath.gated_siblings): spec -> the message this event left a member of
+            # that spec gated with; PreEnqueue reads a pod's spec and its group only, so a sibling
+            # of the same spec already gated with that message would be gated again with it (the
+            # gated set is a dict only looked up, so re-gating it changes nothing)
+            regated: dict[int, str] | None = {} if self._gated_siblings else None
             for member in list(st.members.values()):
                 e = self._entity_of.get(member.uid)
-                if e is not None and (e.where is QueueLocation.GATED or (e.where is QueueLocation.UNSCHEDULABLE and plugins & e.unschedulable_plugins)):
+                if e is None:
+                    continue
+                if e.where is QueueLocation.GATED:
+                    if regated is not None and len(e.pods) == 1 and regated.get(id(e.pods[0].spec)) == e.gated_message:
+                        continue
+                    self.queue.move_entity(e)
+                    if regated is not None and e.where is QueueLocation.GATED and len(e.pods) == 1:
+                        regated[id(e.pods[0].spec)] = e.gated_message
+                elif e.where is QueueLocation.UNSCHEDULABLE and plugins & e.unschedulable_plugins:
                     self.queue.move_entity(e)
         self.cluster.request_cycle()
 

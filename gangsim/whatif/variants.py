@@ -56,6 +56,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-row-refresh": {"fast_path.row_refresh": False},
     "no-keep-placements": {"fast_path.keep_placements": False},
     "no-counted-pass": {"fast_path.counted_pass": False},
+    "no-gated-siblings": {"fast_path.gated_siblings": False},
 }
 
 

@@ -34,6 +34,7 @@ OFF = {
     "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
     "no-keep-placements": {"fast_path": FastPath(keep_placements=False)},
     "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
+    "no-gated-siblings": {"fast_path": FastPath(gated_siblings=False)},
     "no-batching": {"opportunistic_batching": False},
 }
 
@@ -219,6 +220,36 @@ def test_pods_joining_a_gated_gang_are_each_told_once(monkeypatch):
     assert sum(1 for p in log.pods if p.bound_ms == 64_000) == 64
     for i in range(64):  # each pod but the last waited for its group, and was told so once
         assert len(events_of(log, f"p{i:02}", EventReason.GATED)) == (1 if i < 63 else 0)
+
+
+def test_a_group_event_asks_preenqueue_once_per_spec_of_the_gated_members(monkeypatch):
+    """``FastPath.gated_siblings``: under ``permit`` each pod is its own queue entity (and
+    GangScheduling's PreEnqueue gates it until the group has its pods),
+    and every pod joining its PodGroup re-asks PreEnqueue for each gated sibling (quadratic in a
+    gang arriving pod by pod). Siblings sharing a spec get one answer per event: PreEnqueue runs
+    about once per joining pod with the shortcut, about 64²/2 times without it, and the pods
+    are told, gated and bound the same."""
+    calls = {"on": 0, "off": 0}
+    original = Scheduler.pre_enqueue
+    which = ["on"]
+
+    def count(self, e):
+        calls[which[0]] += 1
+        return original(self, e)
+
+    monkeypatch.setattr(Scheduler, "pre_enqueue", count)
+    spec = make_spec(cpu=0.5, group="g", duration_s=60)
+    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
+    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1 + i) for i in range(64)]
+    trace = make_trace(*events)
+    on = replay(trace, "permit")
+    which[0] = "off"
+    off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_siblings=False)))
+    assert calls["on"] <= 3 * 64 < 64 * 63 // 2 <= calls["off"]
+    assert [(p.pod, p.node, p.bound_ms) for p in on.pods] == [(p.pod, p.node, p.bound_ms) for p in off.pods]
+    assert all(p.bound_ms == 64_000 for p in on.pods) and len(on.pods) == 64
+    for i in range(63):  # each pod but the last waited for its group, and was told so once
+        assert len(events_of(on, f"p{i:02}", EventReason.GATED)) == 1
 
 
 def test_a_spec_update_asks_preenqueue_again_for_every_pod():
