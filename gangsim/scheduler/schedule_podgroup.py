@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from operator import attrgetter, countOf
 
-from gangsim.api.objects import PodSpec, PreemptionPolicy
 from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
@@ -48,8 +47,9 @@ NO_PODS_SCHEDULABLE = "no pods were schedulable"
 PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
 
 # A stuck gang of 32–256 pods is retried again and again: where it measured faster (counting
-# phases, checking specs), the per-pod reads of an attempt go through ``map`` and ``countOf``.
-_PHASE, _SPEC, _TERMINATING = attrgetter("phase"), attrgetter("spec"), attrgetter("terminating")
+# phases, looking for a terminating pod), the per-pod reads of an attempt go through ``map`` and
+# ``countOf``.
+_PHASE, _TERMINATING = attrgetter("phase"), attrgetter("terminating")
 
 
 def pending_pods(pods: list[PodInfo]) -> list[PodInfo]:
@@ -92,15 +92,12 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     group_priority = group.priority if group else 0
     group_policy = group.policy.preemption_policy if group else None
     q = go_quote
-    everyone = pods + st.scheduled_members()
-    # the checks read only a pod's spec (a Job's pods share their template's): when every distinct
-    # spec passes them, no pod fails; otherwise the loop below names the first pod that does
-    specs = list(map(_SPEC, everyone))
-    ids = list(map(id, specs))
-    distinct = (first.spec,) if countOf(ids, ids[0]) == len(ids) else dict(zip(ids, specs)).values()
-    if all(_spec_passes(s, first.spec, group_priority, group_policy) for s in distinct):
-        everyone = []
-    for p in everyone:
+    # the checks read only a pod's spec (a Job's pods share their template's): a pod with the
+    # spec object the pod before it passed with passes too, and is not checked again
+    passed = None
+    for p in pods + st.scheduled_members():
+        if p.spec is passed:
+            continue
         if p.spec.scheduler_name != first.spec.scheduler_name:
             return MSG_SCHEDULER_NAME.format(q(p.spec.scheduler_name), q(p.name), q(first.spec.scheduler_name), q(first.name))
         if p.priority != group_priority:
@@ -110,16 +107,10 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
                 return MSG_PREEMPTION_POLICY.format(p.preemption_policy.value, q(p.name), group_policy.value, q(st.key))
         elif p.preemption_policy is not first.preemption_policy:
             return MSG_PREEMPTION_POLICY_PODS.format(p.preemption_policy.value, q(p.name), first.preemption_policy.value, q(first.name))
+        passed = p.spec
     if h.framework_for(first.spec.scheduler_name) is None:
         return MSG_PROFILE.format(first.spec.scheduler_name)
     return ""
-
-
-def _spec_passes(spec: PodSpec, first: PodSpec, priority: int, policy: PreemptionPolicy | None) -> bool:
-    """Whether a pod of ``spec`` passes ``validate``'s checks (``first``: the first queued pod's)."""
-    if spec.scheduler_name != first.scheduler_name or spec.priority != priority:
-        return False
-    return spec.preemption_policy is (policy if policy is not None else first.preemption_policy)
 
 
 def wait_as_unschedulable(status: Status | None) -> Status | None:

@@ -1,6 +1,6 @@
 """The per-pod reads of a PodGroup attempt done at C speed (issue 16: a stuck 256-pod gang is
-retried hundreds of thousands of times) give what the plain loops give: ``validate`` (each
-distinct spec checked once, the pods walked only to name the first that fails) against the
+retried hundreds of thousands of times) give what the plain loops give: ``validate`` (a pod
+with the spec object the pod before it passed with is not checked again) against the
 per-pod loop of ``Scheduler.validatePodGroup`` (schedule_one_podgroup.go) it replaced,
 ``scheduled_count``/``scheduled_members`` and ``pending_pods`` against their comprehensions."""
 
