@@ -100,6 +100,11 @@ class FastPath:
     # group only, so a member sharing the spec of one the same event left gated with the message
     # it already has stays gated with it, without asking again
     gated_siblings: bool = True
+    # ``pod``: a Job's pods created one after the other with one spec are queued as one entity
+    # (``PodRun``); when its first pod fails and the others would fail the same way (the
+    # repeated failure, a PostFilter without victims), their attempts are recorded at once, a
+    # repeat of the run's last failure once for the run (needs repeated_failure)
+    pod_runs: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +138,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False, pod_runs=False)
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)

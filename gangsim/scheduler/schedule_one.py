@@ -1,5 +1,5 @@
 """The pod-by-pod scheduling cycle (SEMANTICS §3): PreFilter → Filter → PostFilter | Score →
-Reserve → Permit → Bind (kube's ``schedule_one.go``)."""
+Reserve → Permit → Bind (kube's ``schedule_one.go``), and a ``PodRun``'s cycles (fast path)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,20 @@ from gangsim.scheduler.cycle_handle import SchedulerHandle
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
-from gangsim.scheduler.framework.types import Diagnosis, PodInfo, PodPhase, QueuedEntity, fit_error_message
+from gangsim.scheduler.framework.types import Diagnosis, PodInfo, PodPhase, PodRun, QueuedEntity, ScheduleResult, fit_error_message
 
 
-def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> None:
+def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> int:
+    """One cycle of ``e`` (a pod); returns how many pod attempts it made: 1, or for a
+    ``PodRun`` whose pods failed together, one per pod (each a cycle on the reference path)."""
+    if isinstance(e, PodRun) and len(e.pods) > 1:
+        return schedule_run(h, e)
     pod = e.pods[0]
     fw = h.framework_for(pod.spec.scheduler_name) if pod.phase is PodPhase.PENDING else None
     if fw is None:
         h.queue.done(e)
-        return
-    e.attempts += 1
-    if e.initial_attempt_ms is None:
-        e.initial_attempt_ms = h.cluster.now
-    e.last_attempt_generation = h.generation
+        return 1
+    note_attempt(h, e)
     h.cluster.attempted(pod)
     state = CycleState()
     rec = fw.recorder
@@ -32,6 +33,20 @@ def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> None:
     finally:
         if rec is not None:
             rec.active = False
+    finish(h, fw, state, e, pod, result, diagnosis)
+    return 1
+
+
+def note_attempt(h: SchedulerHandle, e: QueuedEntity) -> None:
+    """What an attempt changes on the queue entity (the pass reads none of it)."""
+    e.attempts += 1
+    if e.initial_attempt_ms is None:
+        e.initial_attempt_ms = h.cluster.now
+    e.last_attempt_generation = h.generation
+
+
+def finish(h: SchedulerHandle, fw: Framework, state: CycleState, e: QueuedEntity, pod: PodInfo, result: ScheduleResult | None, diagnosis: Diagnosis) -> None:
+    """After the Filter/Score pass: the failure handler, or Reserve → Permit → Bind."""
     if result is None:
         handle_fit_error(h, fw, state, e, pod, diagnosis)
         return
@@ -60,10 +75,72 @@ def fail(h: SchedulerHandle, e: QueuedEntity, pod: PodInfo, message: str, status
     """``handleSchedulingFailure``: the FailedScheduling event, then the queue (§4.5)."""
     h.log.event(h.cluster.now, "Pod", pod.key, "", EventReason.FAILED_SCHEDULING, message)
     h.cluster.scheduling_failed(pod, message)
+    requeue(h, e, plugins, error=status.code == Code.ERROR)
+
+
+def requeue(h: SchedulerHandle, e: QueuedEntity, plugins: frozenset[str], *, error: bool) -> None:
     e.unschedulable_plugins = plugins
-    if status.code == Code.ERROR:
+    if error:
         e.consecutive_errors += 1
     else:
         e.consecutive_errors = 0
         e.unschedulable_count += 1
     h.queue.requeue_after_failure(e, to_backoff=False)
+
+
+# ---- a PodRun (FastPath.pod_runs) -------------------------------------------------------------
+def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
+    """The cycles of a run's pods, which on the reference path are popped one after the other.
+    The first pod's pass runs as usual. When it fails and each of the others would fail the
+    same way — its diagnosis replayed for them (``fastpath.repeat``: same signature, same
+    cluster state), PostFilter saying the same for each without preempting
+    (``RepeatedFailures.post_filter_repeater``), no pod nominated — the run's attempts are recorded at
+    once: the counters times the pods, each pod's attempt, FailedScheduling event and waiting
+    reason (a repeat of the run's last failure in O(1): ``ClusterAPI.failed_again``), and one
+    requeue of the run. Otherwise the first pod leaves the run (``SchedulingQueue.peel``) and
+    goes on as a single pod; the others wait where they were, and are the next ones popped."""
+    pod = run.pods[0]
+    fw = h.framework_for(pod.spec.scheduler_name) if pod.phase is PodPhase.PENDING else None
+    if fw is None or fw.recorder is not None or fw.repeated_failures is None:
+        return schedule_one(h, h.queue.peel(run))
+    state = CycleState()
+    result, diagnosis = fw.schedule_pod(state, pod, h.generation)
+    if result is None and _fail_together(h, fw, state, run, diagnosis):
+        return len(run.pods)
+    e = h.queue.peel(run)
+    note_attempt(h, e)
+    h.cluster.attempted(pod)  # (the pass before it records nothing this reads)
+    finish(h, fw, state, e, pod, result, diagnosis)
+    return 1
+
+
+def _fail_together(h: SchedulerHandle, fw: Framework, state: CycleState, run: PodRun, diagnosis: Diagnosis) -> bool:
+    """Record every pod of ``run`` failing with the first pod's ``diagnosis`` when that is what
+    the reference path would do pod by pod (see ``schedule_run``); False: nothing done."""
+    pods = run.pods
+    num_nodes = h.snapshot.nodes.num_nodes
+    memo = fw.repeated_failures
+    if memo is None:
+        return False
+    repeat = memo.post_filter_repeater(state, pods[0], diagnosis) if num_nodes > 0 else None
+    if num_nodes > 0 and repeat is None:
+        return False
+    if memo.replay(pods[1], h.generation, times=len(pods) - 1, like=diagnosis) is None:
+        return False
+    if repeat is not None:
+        res = repeat(len(pods))  # never a nomination: the pods' (none) stay as they are
+        if res is not None:
+            diagnosis.post_filter_msg = res.message
+    message = memo.fit_error_message(num_nodes, diagnosis)
+    infos, messages = tuple(pods), (message,) * len(pods)
+    streaks = fw.fast_path.failure_streaks
+    if not (streaks and h.cluster.failed_again(run.failures, infos, messages)):
+        now = h.cluster.now
+        for p in pods:  # as the reference path records each pod's cycle, in order
+            h.cluster.attempted(p)
+            h.log.event(now, "Pod", p.key, "", EventReason.FAILED_SCHEDULING, message)
+            h.cluster.scheduling_failed(p, message)
+        run.failures = h.cluster.failures_recorded(infos, messages) if streaks else None
+    note_attempt(h, run)
+    requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
+    return True

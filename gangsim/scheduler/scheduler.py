@@ -136,6 +136,8 @@ class Scheduler:
             wake_at=self._wake_at,
             pre_enqueue=self.pre_enqueue,
             sort_key=first.queue_sort.sort_key,
+            entity_of=self._entity_of,  # FastPath.pod_runs, which needs repeated_failure: ``pod`` only
+            pod_runs=config.effective_fast_path.pod_runs and config.effective_fast_path.repeated_failure and not self.features.gang_scheduling,
         )
         self.cycles = 0
         self._cycles_now = 0
@@ -165,7 +167,7 @@ class Scheduler:
 
     def activate(self, pods: list[PodInfo]) -> None:
         for pod in pods:
-            e = self._entity_of.get(pod.uid)
+            e = self.queue.single(self._entity_of.get(pod.uid), pod)
             if e is not None:
                 self.queue.activate(e)
 
@@ -340,9 +342,7 @@ class Scheduler:
                     self._hierarchy_event(st.key)
                 self.cluster.request_cycle()
                 return info
-        e = QueuedEntity(key=str(uid), pods=[info], timestamp_ms=self.cluster.now)
-        self._entity_of[uid] = e
-        self.queue.add(e)
+        self._entity_of[uid] = self.queue.add_pod(info)
         if self.features.gang_scheduling and info.group_key:
             self._group_event(info.group_key)  # hint: UnscheduledPod/Add of the group
         self.cluster.request_cycle()
@@ -375,7 +375,7 @@ class Scheduler:
         info.static_key = pod_static_key(pod)
         info.signature = pod_signature(pod, info.demand)
         self.bump()
-        e = self._entity_of.get(info.uid)
+        e = self.queue.single(self._entity_of.get(info.uid), info)
         if e is not None:
             self.queue.move_entity(e)
             self.cluster.request_cycle()
@@ -388,7 +388,7 @@ class Scheduler:
         self._gated_message.pop(info.uid, None)
         e = self._entity_of.pop(info.uid, None)
         if e is not None and not e.is_group:
-            self.queue.done(e)
+            self.queue.leave(e, info)
         if info.group_key:
             st = self.group_states.get(info.group_key)
             if st is not None:
@@ -566,7 +566,9 @@ class Scheduler:
                 else:
                     schedule_podgroup(self, e, st)
             else:
-                schedule_one(self, e)
+                more = schedule_one(self, e) - 1  # a PodRun's other pods failing with the first
+                self.cycles += more
+                self._cycles_now += more
 
     def is_settled(self) -> bool:
         """Nothing left that a retry could change: every queued entity is gated or was last

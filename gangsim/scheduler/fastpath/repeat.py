@@ -17,10 +17,13 @@ report shows is the reference path's (A/B: ``tests/scheduler/test_fast_path.py``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from gangsim.scheduler.fastpath.signatures import SignatureCache
+from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Nominator, SnapshotView
+from gangsim.scheduler.framework.interface import PostFilterPlugin, PostFilterResult, RepeatablePostFilterPlugin
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, PodInfo, fit_error_message
 
 MAX_ENTRIES = 256
@@ -35,6 +38,7 @@ class Runner(Protocol):
     placement: object
     recorder: object
     filter_rows_evaluated: int
+    post_filter_plugins: list[PostFilterPlugin]
 
 
 class RepeatedFailures:
@@ -62,19 +66,25 @@ class RepeatedFailures:
             self._failed.clear()
         return (pod.signature, pod.priority, pod.preemption_policy, pod.group_key != "")
 
-    def replay(self, pod: PodInfo, generation: int) -> Diagnosis | None:
+    def replay(self, pod: PodInfo, generation: int, *, times: int = 1, like: Diagnosis | None = None) -> Diagnosis | None:
         """The diagnosis of the pass that failed for a pod like ``pod`` on this cluster state,
         with the pass's counted effects; None when there is none (or its signature entry is
-        gone: the pass would refresh it). Costs nothing while nothing failed."""
+        gone: the pass would refresh it). Costs nothing while nothing failed. ``times``: the
+        passes of that many pods like ``pod`` in a row, counted at once (``PodRun``), and only
+        when the diagnosis is ``like`` (with ``like`` given; None, counting nothing, otherwise)."""
         if not self._failed:
             return None
         key = self.key(pod, generation)
         hit = self._failed.get(key) if key is not None else None
-        if hit is None or not self.runner.signatures.hit(pod):  # type: ignore[union-attr]
+        if hit is None or (like is not None and hit[0] is not like):
+            return None
+        signatures = self.runner.signatures
+        if not signatures.hit(pod):  # type: ignore[union-attr]
             return None
         diagnosis, rows = hit
-        self.runner.filter_rows_evaluated += rows
-        self.replays += 1
+        signatures.hits += times - 1  # type: ignore[union-attr]
+        self.runner.filter_rows_evaluated += rows * times
+        self.replays += times
         return diagnosis
 
     def store(self, pod: PodInfo, generation: int, diagnosis: Diagnosis, rows: int) -> None:
@@ -85,6 +95,30 @@ class RepeatedFailures:
         if len(self._failed) >= MAX_ENTRIES:
             self._failed.clear()
         self._failed[key] = (diagnosis, rows)
+
+    def post_filter_repeater(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Callable[[int], PostFilterResult | None] | None:
+        """``Framework.run_post_filter`` for ``times`` pods like ``pod`` in a row (a ``PodRun``:
+        same spec, none nominated) with ``diagnosis`` on this unchanged cluster, at once, when
+        every PostFilter plugin can say what its calls would do without preempting
+        (``RepeatablePostFilterPlugin``); None (nothing done) otherwise. With several plugins
+        they are called pod by pod in order, as ``run_post_filter`` does (none nominates)."""
+        repeats: list[Callable[[int], PostFilterResult]] = []
+        for p in self.runner.post_filter_plugins:
+            repeat = p.post_filter_repeater(state, pod, diagnosis) if isinstance(p, RepeatablePostFilterPlugin) else None
+            if repeat is None:
+                return None
+            repeats.append(repeat)
+        if len(repeats) == 1:
+            return repeats[0]
+
+        def pod_by_pod(times: int) -> PostFilterResult | None:
+            result = None
+            for _ in range(times):
+                for repeat in repeats:
+                    result = repeat(1)
+            return result
+
+        return pod_by_pod
 
     def fit_error_message(self, num_nodes: int, diagnosis: Diagnosis) -> str:
         """``types.fit_error_message``, kept for the last diagnosis (a replayed one is the same object)."""

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gangsim.scheduler.framework.cycle_state import CycleState
     from gangsim.scheduler.framework.types import Diagnosis, PodGroupState, PodInfo, QueuedEntity
 
@@ -184,6 +186,17 @@ class PostFilterPlugin(Plugin, Protocol):
 class PostFilterResult:
     nominated_row: int | None  # None: leave the nomination as it is; NO_NODE: clear it
     message: str = ""  # appended to the FitError ("preemption: 0/3 nodes are available: …")
+
+
+@runtime_checkable
+class RepeatablePostFilterPlugin(PostFilterPlugin, Protocol):
+    def post_filter_repeater(self, state: "CycleState", pod: "PodInfo", diagnosis: "Diagnosis") -> Callable[[int], PostFilterResult] | None:
+        """Fast path (``FastPath.pod_runs``): what ``post_filter`` would do for pods like ``pod``
+        (same spec, none nominated) called one after the other with ``diagnosis`` on an
+        unchanged cluster, when that needs no preemption: a function that does it for ``times``
+        such calls at once (their effects, e.g. random draws) and returns their result; None
+        (nothing done) when the plugin cannot say so."""
+        ...
 
 
 @runtime_checkable

@@ -178,6 +178,28 @@ class QueuedEntity:
 
 
 @dataclass(slots=True, eq=False)
+class PodRun(QueuedEntity):
+    """Fast path (``FastPath.pod_runs``, the ``pod`` policy): single pods queued as one entity.
+
+    A Job creates its pods one after the other with one spec, so on the reference path they are
+    entities with the same priority and timestamp and consecutive ``seq``: nothing else can sort
+    between them, the queue moves them together, and they are popped one after the other. A run
+    is those entities as one, with the queue state each of them would have (``attempts``,
+    ``timestamp_ms``, ``unschedulable_count`` …) kept once; ``seqs`` holds each pod's own
+    ``seq`` (``seq`` is the first's). Whatever would treat one of them differently splits the
+    run first (``SchedulingQueue.peel`` the first pod of a cycle that is not a repeated
+    failure, ``SchedulingQueue.single`` a pod updated or activated)."""
+
+    seqs: list[int] = field(default_factory=list)
+    failures: object = None  # ClusterAPI.failures_recorded's token of the run's last failed attempt
+    popped_done: int | None = None  # popped from backoffQ: its backoff time there (None: from activeQ)
+
+    @property
+    def size(self) -> int:
+        return 1  # each pod backs off as a single pod
+
+
+@dataclass(slots=True, eq=False)
 class PodGroupState:
     """What the scheduler knows about one PodGroup: its object, its member pods (unscheduled,
     assumed/waiting at Permit, bound) and its queue entity (kube's ``PodGroupState``)."""

@@ -5,6 +5,8 @@ and §11.2 step 8) happens here, through the Handle."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle, Victim
@@ -12,8 +14,8 @@ from gangsim.scheduler.framework.interface import (
     Code,
     PodGroupPostFilterPlugin,
     PodGroupPostFilterResult,
-    PostFilterPlugin,
     PostFilterResult,
+    RepeatablePostFilterPlugin,
     Status,
 )
 from gangsim.scheduler.framework.preemption.evaluator import (
@@ -39,7 +41,7 @@ WAP_REFUSAL = "not eligible due to workload aware preemption enabled"
 REJECTED_AT_PERMIT = "preempted"
 
 
-class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
+class DefaultPreemption(RepeatablePostFilterPlugin, PodGroupPostFilterPlugin):
     NAME = names.DEFAULT_PREEMPTION
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
@@ -62,6 +64,29 @@ class DefaultPreemption(PostFilterPlugin, PodGroupPostFilterPlugin):
         if res.candidate is not None:
             self._actuate_for_pod(pod, res.candidate.row, res.candidate.victims)
         return PostFilterResult(res.nominated_row, PREEMPTION + res.message if res.message else "")
+
+    def post_filter_repeater(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> Callable[[int], PostFilterResult] | None:
+        """``RepeatablePostFilterPlugin`` (fast path ``FastPath.pod_runs``): a refusal, or a
+        cluster of equals (``PodStrategy.without_victims``), repeats with the same result; each
+        call's one draw of the candidates' offset is made ``times`` at once (numpy's
+        ``integers(n, size=times)`` leaves the generator where ``times`` single draws do:
+        tests/scheduler/test_pod_runs.py pins it)."""
+        if self.features.generic_workload and pod.group_key:
+            refused = PostFilterResult(None, PREEMPTION + WAP_REFUSAL)
+            return lambda times: refused
+        verdict = PodStrategy(self.handle, self.units, self.limits, self.handle.rng, pod, diagnosis, self._equals_memo).without_victims()
+        if verdict is None:
+            return None
+        res, draws = verdict
+        result = PostFilterResult(res.nominated_row, PREEMPTION + res.message if res.message else "")
+        rng = self.handle.rng
+
+        def repeat(times: int) -> PostFilterResult:
+            if draws and rng is not None:
+                rng.integers(draws, size=times)
+            return result
+
+        return repeat
 
     def _actuate_for_pod(self, preemptor: PodInfo, row: int, victims: list[PodInfo]) -> None:
         """§5 step 6: DisruptionTarget + delete each victim (one waiting at Permit is rejected

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
-from gangsim.scheduler.framework.types import QueuedEntity, QueueLocation
+from gangsim.scheduler.framework.types import PodInfo, PodRun, QueuedEntity, QueueLocation
 
 NEVER = 1 << 62
 ACTIVE = QueueLocation.ACTIVE
@@ -43,8 +43,15 @@ class SchedulingQueue:
         wake_at: Callable[[int], None],
         pre_enqueue: Callable[[QueuedEntity], Status | None],
         sort_key: Callable[[QueuedEntity], tuple],
+        entity_of: dict[int, QueuedEntity] | None = None,
+        pod_runs: bool = False,
     ) -> None:
+        """``entity_of``: pod uid -> its entity, which the queue keeps right for the pods of a
+        ``PodRun`` it splits; ``pod_runs``: ``add_pod`` queues a Job's pods as runs."""
         self.config = config
+        self._entity_of: dict[int, QueuedEntity] = {} if entity_of is None else entity_of
+        self._pod_runs = pod_runs
+        self._last_run: PodRun | None = None  # the run ``add_pod`` queued last
         self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
         self._now = now
         self._is_stale = is_stale
@@ -160,10 +167,10 @@ class SchedulingQueue:
             self._backoff_wake = done
             self._wake_at(done)
 
-    def _park_unschedulable(self, e: QueuedEntity) -> None:
+    def _park_unschedulable(self, e: QueuedEntity, parked_ms: int | None = None) -> None:
         self._detach(e)
         e.where = UNSCHEDULABLE
-        e.parked_ms = self._now()
+        e.parked_ms = self._now() if parked_ms is None else parked_ms
         self.unschedulable[e.key] = e
         for p in e.unschedulable_plugins:
             self._by_plugin.setdefault(p, {})[e.key] = e
@@ -304,6 +311,8 @@ class SchedulingQueue:
             if token == self._tokens.get(e.key):
                 self._detach(e)
                 e.where = IN_FLIGHT
+                if isinstance(e, PodRun):
+                    e.popped_done = None
                 return e
         return self._pop_backoff_early(waiting_for_change_only=not self.config.pop_from_backoff)
 
@@ -320,6 +329,8 @@ class SchedulingQueue:
                 skipped.append(item)
                 continue
             found = e
+            if isinstance(e, PodRun):
+                e.popped_done = item[0]
             break
         for item in skipped:
             heapq.heappush(heap, item)
@@ -340,3 +351,105 @@ class SchedulingQueue:
         while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
             heapq.heappop(heap)
         return bool(heap)
+
+    # ---- pod runs (FastPath.pod_runs) -----------------------------------------------------------
+    def add_pod(self, pod: PodInfo) -> QueuedEntity:
+        """A new pod's entity, added (``add``). With ``pod_runs`` a signable pod joins the run the
+        last ``add_pod`` queued when on the reference path the two entities would be alike and
+        adjacent: same spec object (so the same signature, priority and PreEnqueue verdict:
+        PreEnqueue reads a pod's spec and group only), same group key, nothing queued since, and
+        the run still as it was added (in activeQ, never attempted, timestamped now)."""
+        now = self._now()
+        run = self._last_run
+        if self._pod_runs and pod.signature and run is not None:
+            last = run.pods[-1]
+            if last.spec is pod.spec and last.group_key == pod.group_key and run.seqs[-1] == self._seq and run.where == ACTIVE and run.attempts == 0 and run.timestamp_ms == now:
+                self._seq += 1
+                run.pods.append(pod)
+                run.seqs.append(self._seq)
+                return run
+        if not (self._pod_runs and pod.signature):
+            e = QueuedEntity(key=str(pod.uid), pods=[pod], timestamp_ms=now)
+            self.add(e)
+            return e
+        run = self._last_run = PodRun(key=f"run:{pod.uid}", pods=[pod], timestamp_ms=now)
+        self.add(run)
+        run.seqs.append(run.seq)
+        return run
+
+    def _single(self, run: PodRun, i: int) -> QueuedEntity:
+        """The ``i``-th pod of ``run`` as the entity it would be on the reference path (not queued)."""
+        pod = run.pods[i]
+        one = QueuedEntity(
+            key=str(pod.uid),
+            pods=[pod],
+            timestamp_ms=run.timestamp_ms,
+            initial_attempt_ms=run.initial_attempt_ms,
+            attempts=run.attempts,
+            unschedulable_count=run.unschedulable_count,
+            consecutive_errors=run.consecutive_errors,
+            unschedulable_plugins=run.unschedulable_plugins,
+            last_attempt_generation=run.last_attempt_generation,
+            gated_message=run.gated_message,
+            seq=run.seqs[i],
+            parked_ms=run.parked_ms,
+        )
+        self.entities[one.key] = one
+        self._entity_of[pod.uid] = one
+        return one
+
+    def peel(self, run: PodRun) -> QueuedEntity:
+        """``run`` (in flight, two pods or more) gives up its first pod: that pod's own entity,
+        in flight, is returned, and the others go back where the run was popped from (activeQ,
+        or backoffQ at the same time), where they were on the reference path meanwhile."""
+        one = self._single(run, 0)
+        one.where = IN_FLIGHT
+        del run.pods[0], run.seqs[0]
+        run.seq = run.seqs[0]
+        run.failures = run.pre_enqueue_memo = None
+        if run.popped_done is None:
+            self._push_active(run)
+        else:
+            self._push_backoff(run, done=run.popped_done)
+        return one
+
+    def single(self, e: QueuedEntity | None, pod: PodInfo) -> QueuedEntity | None:
+        """``pod``'s own entity: when ``e`` (its entity) is a run of several pods, the run is split
+        into its pods first, each placed where the run is (an update or an activation treats
+        the pod differently from the others from now on)."""
+        if not isinstance(e, PodRun) or len(e.pods) == 1:
+            return e
+        where, done = e.where, None
+        if where == BACKOFF:
+            token = self._tokens.get(e.key)
+            done = next(item[0] for heap in (self._backoff, self._error_backoff) for item in heap if item[3] is e and item[2] == token)
+        self._detach(e)
+        self.entities.pop(e.key, None)
+        if self._last_run is e:
+            self._last_run = None
+        for i in range(len(e.pods)):
+            one = self._single(e, i)
+            if where == ACTIVE:
+                self._push_active(one)
+            elif where == BACKOFF:
+                self._push_backoff(one, done)
+            elif where == UNSCHEDULABLE:
+                self._park_unschedulable(one, e.parked_ms)
+            elif where == GATED:
+                one.where = GATED
+                self.gated[one.key] = one
+            else:
+                one.where = where
+        return self._entity_of[pod.uid]
+
+    def leave(self, e: QueuedEntity, pod: PodInfo) -> None:
+        """``pod`` is gone: its entity leaves the queue (``done``), or its run goes on without it
+        (the others' state and order are unchanged; a run's heap entries order it by its first
+        pod's ``seq``, and no other entity has a ``seq`` between its pods')."""
+        if isinstance(e, PodRun) and len(e.pods) > 1:
+            i = next(i for i, p in enumerate(e.pods) if p is pod)
+            del e.pods[i], e.seqs[i]
+            e.seq = e.seqs[0]
+            e.failures = e.pre_enqueue_memo = None
+            return
+        self.done(e)

@@ -149,19 +149,7 @@ class PodStrategy:
         snap = self.handle.snapshot
         prio = self.pod.priority
         if not snap.has_assigned_below(prio):
-            # no lower-priority pod anywhere (a cluster of equals): every potential node's dry run
-            # would say NO_VICTIMS, so only how many there are matters — the same message and the
-            # same draw of the offset as _dry_run, without listing and sorting the nodes (HPC2N
-            # under pod: a third of the replay was this, on every failed attempt)
-            memo = self.equals_memo
-            if memo is not None and memo[0] is d.codes and memo[1] == num_all:
-                n, message = memo[2], memo[3]  # fast path: the same diagnosis as last time
-            else:
-                n = int(np.count_nonzero(d.codes == _UNSCHEDULABLE))
-                hist = reason_histogram([], num_all - n, NOT_HELPFUL, counts={NO_VICTIMS: n} if n else None)
-                message = f"0/{num_all} nodes are available: {hist}."
-                if self.equals_memo is not None:
-                    self.equals_memo[:] = [d.codes, num_all, n, message]
+            n, message = self._among_equals()
             if n and self.rng is not None:
                 self.rng.integers(n)
             return PodPreemption(NO_NODE, message)
@@ -175,6 +163,38 @@ class PodStrategy:
             hist = reason_histogram([rs for _, rs in statuses.values()], num_all - len(statuses), NOT_HELPFUL)
             return PodPreemption(NO_NODE, f"0/{num_all} nodes are available: {hist}.")
         return candidates
+
+    def _among_equals(self) -> tuple[int, str]:
+        """No lower-priority pod anywhere (a cluster of equals): every potential node's dry run
+        would say NO_VICTIMS, so only how many there are matters — the same message and the
+        same range of the offset draw as _dry_run (returned: that range, and the message),
+        without listing and sorting the nodes (HPC2N under pod: a third of the replay was this,
+        on every failed attempt)."""
+        d, num_all = self.diagnosis, self.handle.snapshot.nodes.num_nodes
+        memo = self.equals_memo
+        if memo is not None and memo[0] is d.codes and memo[1] == num_all:
+            return memo[2], memo[3]  # fast path: the same diagnosis as last time
+        n = int(np.count_nonzero(d.codes == _UNSCHEDULABLE))
+        hist = reason_histogram([], num_all - n, NOT_HELPFUL, counts={NO_VICTIMS: n} if n else None)
+        message = f"0/{num_all} nodes are available: {hist}."
+        if memo is not None:
+            memo[:] = [d.codes, num_all, n, message]
+        return n, message
+
+    def without_victims(self) -> tuple[PodPreemption, int] | None:
+        """Fast path (``FastPath.pod_runs``): the outcome of ``Evaluator.preempt`` when it needs
+        no dry run and finds no victims — the preemptor not eligible by its PreemptionPolicy,
+        or no lower-priority pod anywhere (``_among_equals``) — with the range of the one offset
+        draw it makes (0: none); None otherwise, and for a nominated preemptor."""
+        if self.pod.nominated_row != NO_NODE:
+            return None
+        refusal = self.eligible()
+        if refusal is not None:
+            return refusal, 0
+        if self.handle.snapshot.has_assigned_below(self.pod.priority):
+            return None
+        n, message = self._among_equals()
+        return PodPreemption(NO_NODE, message), n
 
     def _num_candidates(self, num_nodes: int) -> int:
         n = num_nodes * self.limits.min_candidate_nodes_percentage // 100
