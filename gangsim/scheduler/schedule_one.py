@@ -6,6 +6,7 @@ from __future__ import annotations
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import assume_and_bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
+from gangsim.scheduler.fastpath.repeat import RepeatedFailures
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
@@ -101,11 +102,12 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
     goes on as a single pod; the others wait where they were, and are the next ones popped."""
     pod = run.pods[0]
     fw = h.framework_for(pod.spec.scheduler_name) if pod.phase is PodPhase.PENDING else None
-    if fw is None or fw.recorder is not None or fw.repeated_failures is None:
+    memo = fw.repeated_failures if fw is not None and fw.recorder is None else None
+    if fw is None or memo is None:  # (gangsim explain records each pod's own pass)
         return schedule_one(h, h.queue.peel(run))
     state = CycleState()
     result, diagnosis = fw.schedule_pod(state, pod, h.generation)
-    if result is None and _fail_together(h, fw, state, run, diagnosis):
+    if result is None and _fail_together(h, fw, memo, state, run, diagnosis):
         return len(run.pods)
     e = h.queue.peel(run)
     note_attempt(h, e)
@@ -114,14 +116,11 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
     return 1
 
 
-def _fail_together(h: SchedulerHandle, fw: Framework, state: CycleState, run: PodRun, diagnosis: Diagnosis) -> bool:
+def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, state: CycleState, run: PodRun, diagnosis: Diagnosis) -> bool:
     """Record every pod of ``run`` failing with the first pod's ``diagnosis`` when that is what
     the reference path would do pod by pod (see ``schedule_run``); False: nothing done."""
     pods = run.pods
     num_nodes = h.snapshot.nodes.num_nodes
-    memo = fw.repeated_failures
-    if memo is None:
-        return False
     repeat = memo.post_filter_repeater(state, pods[0], diagnosis) if num_nodes > 0 else None
     if num_nodes > 0 and repeat is None:
         return False
@@ -143,4 +142,5 @@ def _fail_together(h: SchedulerHandle, fw: Framework, state: CycleState, run: Po
         run.failures = h.cluster.failures_recorded(infos, messages) if streaks else None
     note_attempt(h, run)
     requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
+    h.log.count("pod_run_attempts", len(pods) - 1)  # a work counter, not in reports: attempts recorded with the first's
     return True

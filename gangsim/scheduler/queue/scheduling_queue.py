@@ -61,6 +61,7 @@ class SchedulingQueue:
         self._backoff: list[tuple] = []
         self._error_backoff: list[tuple] = []
         self._tokens: dict[str, int] = {}
+        self._tokens_issued = 0
         self.entities: dict[str, QueuedEntity] = {}
         self.unschedulable: dict[str, QueuedEntity] = {}
         self.gated: dict[str, QueuedEntity] = {}
@@ -72,8 +73,10 @@ class SchedulingQueue:
 
     # ---- bookkeeping -------------------------------------------------------------------------
     def _token(self, e: QueuedEntity) -> int:
-        t = self._tokens.get(e.key, 0) + 1
-        self._tokens[e.key] = t
+        """A new token for ``e``, unique over all entities: two heap entries never tie (a
+        ``PodRun``'s stale entry has the sort key its first pod's own entity gets)."""
+        self._tokens_issued += 1
+        t = self._tokens[e.key] = self._tokens_issued
         return t
 
     def _detach(self, e: QueuedEntity) -> None:
@@ -416,7 +419,8 @@ class SchedulingQueue:
     def single(self, e: QueuedEntity | None, pod: PodInfo) -> QueuedEntity | None:
         """``pod``'s own entity: when ``e`` (its entity) is a run of several pods, the run is split
         into its pods first, each placed where the run is (an update or an activation treats
-        the pod differently from the others from now on)."""
+        the pod differently from the others from now on; both come from outside a cycle, when
+        the run is in activeQ, backoffQ or the unschedulable pool)."""
         if not isinstance(e, PodRun) or len(e.pods) == 1:
             return e
         where, done = e.where, None
@@ -433,13 +437,9 @@ class SchedulingQueue:
                 self._push_active(one)
             elif where == BACKOFF:
                 self._push_backoff(one, done)
-            elif where == UNSCHEDULABLE:
+            else:  # the unschedulable pool (a run of several pods is never gated: they share the
+                # spec PreEnqueue let through, and a pod whose spec changes leaves the run first)
                 self._park_unschedulable(one, e.parked_ms)
-            elif where == GATED:
-                one.where = GATED
-                self.gated[one.key] = one
-            else:
-                one.where = where
         return self._entity_of[pod.uid]
 
     def leave(self, e: QueuedEntity, pod: PodInfo) -> None:
