@@ -48,6 +48,8 @@ class RepeatedFailures:
         self._failed: dict[tuple, tuple[Diagnosis, int]] = {}  # key -> (diagnosis, rows evaluated)
         self._message: tuple | None = None  # (diagnosis, num_nodes, post_filter_msg, message)
         self.replays = 0  # attempts decided here (not reported; the A/B tests read it)
+        # every PostFilter plugin says what its calls would do (checked once: isinstance against a Protocol is slow)
+        self._repeatable = all(isinstance(p, RepeatablePostFilterPlugin) for p in runner.post_filter_plugins)
 
     def key(self, pod: PodInfo, generation: int) -> tuple | None:
         """The memo key of ``pod``'s attempt at scheduler ``generation``; None when the attempt
@@ -102,9 +104,11 @@ class RepeatedFailures:
         every PostFilter plugin can say what its calls would do without preempting
         (``RepeatablePostFilterPlugin``); None (nothing done) otherwise. With several plugins
         they are called pod by pod in order, as ``run_post_filter`` does (none nominates)."""
+        if not self._repeatable:
+            return None
         repeats: list[Callable[[int], PostFilterResult]] = []
         for p in self.runner.post_filter_plugins:
-            repeat = p.post_filter_repeater(state, pod, diagnosis) if isinstance(p, RepeatablePostFilterPlugin) else None
+            repeat = p.post_filter_repeater(state, pod, diagnosis)  # type: ignore[attr-defined]
             if repeat is None:
                 return None
             repeats.append(repeat)
