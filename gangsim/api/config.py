@@ -100,6 +100,10 @@ class FastPath:
     # group only, so a member sharing the spec of one the same event left gated with the message
     # it already has stays gated with it, without asking again
     gated_siblings: bool = True
+    # a PodGroup attempt on a scheduler generation unchanged since the group's last attempt, which
+    # the doomed pass decided, repeats it: no ``validate``, no pass, the kept per-pod tuples
+    # (``fastpath.attempts``; needs doomed_pass)
+    repeated_attempts: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +137,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False, repeated_attempts=False)
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)
