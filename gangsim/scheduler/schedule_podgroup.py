@@ -424,7 +424,8 @@ def finish(
 ) -> tuple[tuple[PodInfo, ...], tuple[str, ...]]:
     """Failure handling of every pod still queued, the condition, metrics and the requeue;
     ``attempted``: the pods the attempt was for. ``tuples``: the pods still pending and their
-    messages when the caller knows them (``fastpath.attempts``); returned."""
+    messages, as the attempt this one repeats left them, nominating none (``fastpath.attempts``);
+    returned."""
     log = h.log
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
     log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
@@ -441,7 +442,7 @@ def finish(
         else:
             failed, default = result.failed, group_message or NO_PODS_SCHEDULABLE
             messages = tuple(failed.get(p.uid, default) for p in pending)
-    if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations):
+    if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations, cleared=tuples is not None):
         record_failures(h, attempted, pending, messages, nominations)
         st.failures = h.cluster.failures_recorded(pending, messages) if outcome is CycleOutcome.UNSCHEDULABLE and nominations is None else None
     set_condition(h, st, outcome, group_message)
@@ -478,17 +479,20 @@ def repeats_last_failure(
     messages: tuple[str, ...],
     outcome: CycleOutcome,
     nominations: dict[int, int] | None,
+    *,
+    cleared: bool = False,
 ) -> bool:
     """Fast path (``FastPath.failure_streaks``): the attempt failed the same pods as the group's
     last failed attempt, each with the same message, nominating none: the cluster records it
     once for the group when that is exact (``ClusterAPI.failed_again``; True: recorded). Then the per-pod path
     would change no pod's nomination (all cleared by the last attempt; the doomed pass and the
-    pass pod by pod leave them alone), log only aggregated events and rewrite the same reasons."""
+    pass pod by pod leave them alone), log only aggregated events and rewrite the same reasons.
+    ``cleared``: the pods are known to have no nomination (the attempt this one repeats left them so)."""
     if st.failures is None or outcome is not CycleOutcome.UNSCHEDULABLE or nominations is not None:
         return False
     if not h.config.effective_fast_path.failure_streaks or len(attempted) != len(pending):
         return False
-    if any(p.nominated_row != NO_NODE for p in pending):
+    if not cleared and any(p.nominated_row != NO_NODE for p in pending):
         return False
     return h.cluster.failed_again(st.failures, pending, messages)
 
