@@ -297,7 +297,8 @@ def count_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> Non
 
 def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> None:
     last = attempts.reusable(st, e, h.generation)
-    if last is not None:  # fast path (FastPath.repeated_attempts): the last attempt again
+    # fast path (FastPath.repeated_attempts): the last attempt again (not under gangsim explain)
+    if last is not None and last.framework.recorder is None:  # type: ignore[attr-defined]
         repeat_attempt(h, e, st, last)
         return
     st.repeat = None
