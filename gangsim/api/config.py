@@ -3,7 +3,7 @@ time constants SEMANTICS.md makes configurable. Pure data with upstream defaults
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from gangsim.api.objects import DEFAULT_SCHEDULER
 
@@ -105,6 +105,10 @@ class FastPath:
     # repeated failure, a PostFilter without victims), their attempts are recorded at once, a
     # repeat of the run's last failure once for the run (needs repeated_failure)
     pod_runs: bool = True
+    # a PodGroup attempt on a scheduler generation unchanged since the group's last attempt, which
+    # the doomed pass decided, repeats it: no ``validate``, no pass, the kept per-pod tuples
+    # (``fastpath.attempts``; needs doomed_pass)
+    repeated_attempts: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +142,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False, pod_runs=False)
+            return FastPath(**{f.name: False for f in fields(FastPath)})
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)

@@ -16,7 +16,7 @@ from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
-from gangsim.scheduler.fastpath import counted, doomed, rotation
+from gangsim.scheduler.fastpath import attempts, counted, doomed, rotation
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
@@ -204,7 +204,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
             if verdict is not None or plan.placed == 0:
                 doomed.account(fw, plan)
                 fw.doomed_passes += 1
-                result = GroupResult(verdict, evaluated=plan.evaluated)
+                result = GroupResult(verdict, evaluated=plan.evaluated, plan=plan)
                 if plan.evaluated > plan.placed and (messages or verdict is None):  # the first pod that fails and its pruned twins
                     ordered = group_pod_order(fw, st, pods)
                     message = doomed_fit_error(fw, ordered[: plan.placed], plan.fill, ordered[plan.placed])
@@ -279,6 +279,12 @@ def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> lis
         h.queue.done(e)
         st.entity = None
         return pods
+    count_attempt(h, e, st)
+    return pods
+
+
+def count_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> None:
+    """An attempt of ``e`` starts: its counters, and the generation it reads."""
     e.attempts += 1
     st.attempts += 1
     if e.initial_attempt_ms is None:
@@ -287,10 +293,15 @@ def begin_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> lis
     h.cluster.group_attempted(st.key)
     # (each pod's own ``attempted`` is told in ``finish``, once the outcome says whether the
     # attempt only repeats the last one; nothing in between reads it)
-    return pods
 
 
 def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) -> None:
+    last = attempts.reusable(st, e, h.generation)
+    # fast path (FastPath.repeated_attempts): the last attempt again (not under gangsim explain)
+    if last is not None and last.framework.recorder is None:  # type: ignore[attr-defined]
+        repeat_attempt(h, e, st, last)
+        return
+    st.repeat = None
     pods = begin_attempt(h, e, st)
     if not pods:
         return
@@ -329,7 +340,16 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             bind(h, None, pod, row)
         finish(h, e, st, pods, CycleOutcome.SCHEDULED, None, started, result=result)
         return
-    # §8.1 step 6: PodGroupPostFilter (workload-aware preemption)
+    failed(h, fw, e, st, pods, result, started)
+
+
+def failed(h: SchedulerHandle, fw: Framework, e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result: GroupResult, started: float, last: attempts.Repeat | None = None) -> None:
+    """§8.1 step 6 after a pass that failed: PodGroupPostFilter (workload-aware preemption), then
+    ``finish``. ``last``: the attempt this one repeats (its tuples are this one's). An attempt
+    the doomed pass decided, that nominated nothing and left pods queued is kept for the next
+    to repeat (``fastpath.attempts``)."""
+    status = result.status
+    assert status is not None
     outcome, nominations = CycleOutcome.UNSCHEDULABLE, None
     reasons = status.reasons
     for r in fw.run_pod_group_post_filter(st, pods, status):
@@ -337,7 +357,29 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
         if r.status.code == Code.SUCCESS:
             outcome, nominations = CycleOutcome.WAITING_ON_PREEMPTION, r.nominations
     code = Code.UNSCHEDULABLE if outcome is CycleOutcome.WAITING_ON_PREEMPTION else status.code
-    finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations)
+    tuples = (last.pending, last.messages) if last is not None else None
+    pending, messages = finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations, tuples=tuples)
+    plan = result.plan
+    if last is not None and outcome is CycleOutcome.UNSCHEDULABLE and st.entity is e:
+        last.generation = h.generation
+    elif plan is not None and outcome is CycleOutcome.UNSCHEDULABLE and st.entity is e and fw.fast_path.repeated_attempts and not fw.placement_generate_plugins and fw.recorder is None:
+        attempts.keep(st, attempts.Repeat(e, h.generation, fw, pods, plan, result, pending, messages))  # type: ignore[arg-type]
+    else:
+        st.repeat = None
+
+
+def repeat_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState, last: attempts.Repeat) -> None:
+    """``schedule_podgroup`` for an attempt that repeats ``last`` (``fastpath.attempts``): the
+    same pods, ``validate`` passed, the pass decided by the same doomed plan with the same
+    result; its effect on the search state replayed."""
+    count_attempt(h, e, st)
+    started = time.perf_counter()
+    fw = last.framework
+    assert isinstance(fw, Framework)
+    doomed.account(fw, last.plan)
+    fw.doomed_passes += 1
+    h.log.count("attempts_repeated")  # a work counter, not in reports
+    failed(h, fw, e, st, last.pods, last.result, started, last)
 
 
 def keeps_placements(h: SchedulerHandle, fw: Framework, pods: list[PodInfo]) -> bool:
@@ -379,24 +421,29 @@ def finish(
     *,
     result: GroupResult | None = None,
     nominations: dict[int, int] | None = None,
-) -> None:
+    tuples: tuple[tuple[PodInfo, ...], tuple[str, ...]] | None = None,
+) -> tuple[tuple[PodInfo, ...], tuple[str, ...]]:
     """Failure handling of every pod still queued, the condition, metrics and the requeue;
-    ``attempted``: the pods the attempt was for."""
+    ``attempted``: the pods the attempt was for. ``tuples``: the pods still pending and their
+    messages, as the attempt this one repeats left them, nominating none (``fastpath.attempts``);
+    returned."""
     log = h.log
-    now = h.cluster.now
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
     log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
     group_message = status.message if status is not None else ""
-    pending = tuple(pending_pods(e.pods))
-    # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on its
-    # own carries its own FitError whatever the group's outcome (unless the group errored);
-    # placed and never-evaluated pods carry the group's status
-    if outcome is CycleOutcome.ERROR or result is None:
-        messages = (group_message,) * len(pending)
+    if tuples is not None:
+        pending, messages = tuples
     else:
-        failed, default = result.failed, group_message or NO_PODS_SCHEDULABLE
-        messages = tuple(failed.get(p.uid, default) for p in pending)
-    if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations):
+        pending = tuple(pending_pods(e.pods))
+        # submitPodGroupAlgorithmResult (schedule_one_podgroup.go): a pod that failed Filter on
+        # its own carries its own FitError whatever the group's outcome (unless the group
+        # errored); placed and never-evaluated pods carry the group's status
+        if outcome is CycleOutcome.ERROR or result is None:
+            messages = (group_message,) * len(pending)
+        else:
+            failed, default = result.failed, group_message or NO_PODS_SCHEDULABLE
+            messages = tuple(failed.get(p.uid, default) for p in pending)
+    if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations, cleared=tuples is not None):
         record_failures(h, attempted, pending, messages, nominations)
         st.failures = h.cluster.failures_recorded(pending, messages) if outcome is CycleOutcome.UNSCHEDULABLE and nominations is None else None
     set_condition(h, st, outcome, group_message)
@@ -405,8 +452,8 @@ def finish(
         h.queue.done(e)
         if st.entity is e:
             st.entity = None
-        st.failures = st.order_memo = None  # nothing left to repeat: let the memos go
-        return
+        st.failures = st.order_memo = st.repeat = None  # nothing left to repeat: let the memos go
+        return pending, messages
     # AddAttemptedPodGroupIfNeeded: straight back to backoffQ/activeQ, never the unschedulable pool
     if outcome is CycleOutcome.ERROR:
         e.consecutive_errors += 1
@@ -422,6 +469,7 @@ def finish(
     if h.config.requeue_leftovers_with_old_timestamp and outcome is CycleOutcome.SCHEDULED:
         e.timestamp_ms = old_timestamp  # KEP variant: leftovers keep their place in the queue
         h.queue.reposition(e)
+    return pending, messages
 
 
 def repeats_last_failure(
@@ -432,17 +480,20 @@ def repeats_last_failure(
     messages: tuple[str, ...],
     outcome: CycleOutcome,
     nominations: dict[int, int] | None,
+    *,
+    cleared: bool = False,
 ) -> bool:
     """Fast path (``FastPath.failure_streaks``): the attempt failed the same pods as the group's
     last failed attempt, each with the same message, nominating none: the cluster records it
     once for the group when that is exact (``ClusterAPI.failed_again``; True: recorded). Then the per-pod path
     would change no pod's nomination (all cleared by the last attempt; the doomed pass and the
-    pass pod by pod leave them alone), log only aggregated events and rewrite the same reasons."""
+    pass pod by pod leave them alone), log only aggregated events and rewrite the same reasons.
+    ``cleared``: the pods are known to have no nomination (the attempt this one repeats left them so)."""
     if st.failures is None or outcome is not CycleOutcome.UNSCHEDULABLE or nominations is not None:
         return False
     if not h.config.effective_fast_path.failure_streaks or len(attempted) != len(pending):
         return False
-    if any(p.nominated_row != NO_NODE for p in pending):
+    if not cleared and any(p.nominated_row != NO_NODE for p in pending):
         return False
     return h.cluster.failed_again(st.failures, pending, messages)
 

@@ -58,6 +58,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-counted-pass": {"fast_path.counted_pass": False},
     "no-gated-siblings": {"fast_path.gated_siblings": False},
     "no-pod-runs": {"fast_path.pod_runs": False},
+    "no-repeated-attempts": {"fast_path.repeated_attempts": False},
 }
 
 

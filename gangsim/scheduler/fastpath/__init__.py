@@ -14,6 +14,8 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
                        and without one on clusters of fewer than 1,024 nodes)
 ``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
                        the unchanged cluster (its diagnosis, FitError text and counted effects)
+``attempts``           a PodGroup attempt on a scheduler generation unchanged since the group's
+                       last attempt, which the doomed pass decided: that attempt's result again
 =====================  =========================================================================
 
 The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off

@@ -212,6 +212,7 @@ class PodGroupState:
     attempts: int = 0
     failures: object = None  # ClusterAPI.failures_recorded's token of the last failed attempt
     order_memo: tuple | None = None  # ((pods, their specs), pod_order) of the last attempt
+    repeat: object = None  # ``fastpath.attempts.Repeat``: the last attempt, while a retry may repeat it
 
     def scheduled_count(self) -> int:
         """Members assumed (waiting at Permit) or bound (counted at C speed: a stuck gang of 256
@@ -249,6 +250,7 @@ class GroupResult:
     failed: dict[int, str] = field(default_factory=dict)  # uid -> the pod's own failure message
     evaluated: int = 0
     kept: bool = False  # the placements are still assumed (``default_pass(keep=True)`` succeeded)
+    plan: object = None  # the ``fastpath.doomed.DoomedPass`` that decided the pass, if one did
 
 
 @dataclass(slots=True)

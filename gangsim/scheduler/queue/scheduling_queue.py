@@ -192,8 +192,9 @@ class SchedulingQueue:
             self.entities[e.key] = e
         if to_backoff or not e.unschedulable_plugins:
             if self._run_pre_enqueue(e):
-                if self.is_backing_off(e):
-                    self._push_backoff(e)
+                done = self.backoff_done_ms(e)  # (``is_backing_off``, computed once)
+                if self._now() < done:
+                    self._push_backoff(e, done)
                 elif not self._is_stale(e):
                     # No backoff and nothing changed since the attempt: an immediate retry would
                     # repeat it exactly (a zero-time spin). Wait in backoffQ for the next change.
