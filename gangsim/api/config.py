@@ -100,6 +100,11 @@ class FastPath:
     # group only, so a member sharing the spec of one the same event left gated with the message
     # it already has stays gated with it, without asking again
     gated_siblings: bool = True
+    # issue 16 (SB-50k): a scorer whose raw score reads only the node's static fields (taints,
+    # labels: ``SCORE_NODE_STATIC``) keeps it in the signature cache until a static change, so
+    # refreshing the rows a bind changed skips it; and when that score is one value on every live
+    # node, its NormalizeScore is one value too, added without a per-row array (needs signature_cache)
+    static_scores: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +138,10 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False, static_scores=False)
         f = self.fast_path
         if not f.signature_cache:
-            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)
+            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:
