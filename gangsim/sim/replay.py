@@ -80,7 +80,7 @@ class Setup:
         if POLICIES[policy].features.gang_scheduling:  # GenericWorkload: the Job controller's Workloads (KEP-5547)
             events = job_workload_events(events, infer=trace.job_workloads)
         for ev in events:
-            self.engine.at(ev.at_ms, Phase.API, self.cluster.apply, ev)
+            self.engine.feed(ev.at_ms, Phase.API, self.cluster.apply, ev)
 
     def run_until(self, t_ms: int) -> None:
         """Process everything before ``t_ms``."""
