@@ -39,7 +39,8 @@ class Coded:
         return code
 
     def append(self, value: str) -> None:
-        self.codes.append(self.code(value))
+        code = self._code_of.get(value)  # (``code``'s lookup inline: a replay appends millions of known values)
+        self.codes.append(self.code(value) if code is None else code)
 
     def __setitem__(self, row: int, value: str) -> None:
         self.codes[row] = self.code(value)

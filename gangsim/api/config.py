@@ -109,6 +109,11 @@ class FastPath:
     # the doomed pass decided, repeats it: no ``validate``, no pass, the kept per-pod tuples
     # (``fastpath.attempts``; needs doomed_pass)
     repeated_attempts: bool = True
+    # issue 16 (SB-50k): a scorer whose raw score reads only the node's static fields (taints,
+    # labels: ``SCORE_NODE_STATIC``) keeps it in the signature cache until a static change, so
+    # refreshing the rows a bind changed skips it; and when that score is one value on every live
+    # node, its NormalizeScore is one value too, added without a per-row array (needs signature_cache)
+    static_scores: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +150,7 @@ class SchedulerConfig:
             return FastPath(**{f.name: False for f in fields(FastPath)})
         f = self.fast_path
         if not f.signature_cache:
-            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)
+            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

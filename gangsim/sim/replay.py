@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -22,6 +24,24 @@ from gangsim.sim.jobworkloads import job_workload_events
 # Without --horizon a replay stops when nothing can change any more; this caps replays that
 # never settle (e.g. a partial-gang livelock restarting every rendezvous timeout).
 SAFETY_HORIZON_MS = 7 * 24 * 3_600_000
+# The cyclic collector's youngest-generation threshold while a replay runs (CPython's default:
+# 700 allocations). A replay allocates its pods' objects by the hundred thousand and keeps them
+# to the end: at 700 they pass through the older generations' collections again and again
+# (~10 % of a 50,000-pod replay, issue 16); at 10,000 those collections run 14× less often, and
+# cyclic garbage waits at most 10,000 allocations longer. Results cannot change (reference
+# counting frees everything else as before).
+REPLAY_GC_GEN0 = 10_000
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """``REPLAY_GC_GEN0`` as the youngest generation's threshold inside, the old one restored after."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], REPLAY_GC_GEN0), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def resource_names(trace: Trace) -> set[str]:
@@ -60,7 +80,7 @@ class Setup:
         if POLICIES[policy].features.gang_scheduling:  # GenericWorkload: the Job controller's Workloads (KEP-5547)
             events = job_workload_events(events, infer=trace.job_workloads)
         for ev in events:
-            self.engine.at(ev.at_ms, Phase.API, self.cluster.apply, ev)
+            self.engine.feed(ev.at_ms, Phase.API, self.cluster.apply, ev)
 
     def run_until(self, t_ms: int) -> None:
         """Process everything before ``t_ms``."""
@@ -96,7 +116,8 @@ def replay(
             scheduler.check_invariants()
         return horizon is None and engine.productive == 0 and scheduler.is_settled()
 
-    engine.run(until + 1 if horizon is None else until, stop=stop)
+    with fewer_collections():
+        engine.run(until + 1 if horizon is None else until, stop=stop)
     if horizon is not None:
         end = horizon
         log.info.stopped_by = "horizon"

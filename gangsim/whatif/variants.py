@@ -59,6 +59,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-gated-siblings": {"fast_path.gated_siblings": False},
     "no-pod-runs": {"fast_path.pod_runs": False},
     "no-repeated-attempts": {"fast_path.repeated_attempts": False},
+    "no-static-scores": {"fast_path.static_scores": False},
 }
 
 

@@ -201,3 +201,33 @@ def test_a_run_stops_at_its_horizon_and_the_next_run_continues_in_order(items, c
     engine.run(21)
     want = sorted((t, phase, seq) for seq, (t, phase) in enumerate(items))
     assert (first, ran) == ([x for x in want if x[0] < cut], want)
+
+
+# ---- feed: the trace's events beside the heap (issue 16) ----------------------------------------
+fed_and_added = st.lists(st.tuples(st.booleans(), st.integers(0, 20), st.sampled_from(list(Phase))), max_size=40)
+
+
+@given(fed_and_added, st.integers(0, 21), st.lists(st.tuples(st.integers(0, 20), st.sampled_from(list(Phase))), max_size=6))
+def test_fed_entries_run_as_at_entries_would(items, cut, during):
+    """``feed`` (in order or not) mixed with ``at``, a run cut at a horizon, entries added by
+    handlers while running: the order, ``peek`` and ``productive`` are those of ``at`` alone."""
+
+    def drive(use_feed: bool):
+        engine = Engine()
+        ran: list = []
+        extra = iter(during)
+
+        def record(label):
+            ran.append((label, engine.peek(), engine.productive))
+            nxt = next(extra, None)
+            if nxt is not None and nxt[0] >= engine.now:  # a handler scheduling more (a pod ending later)
+                engine.at(nxt[0], nxt[1], record, ("during", *nxt))
+
+        for seq, (fed, t, phase) in enumerate(items):
+            (engine.feed if fed and use_feed else engine.at)(t, phase, record, (t, phase, seq))
+        engine.run(cut)
+        first = (list(ran), engine.peek(), engine.productive)
+        engine.run(22)
+        return first, ran, engine.peek(), engine.productive
+
+    assert drive(True) == drive(False)

@@ -150,7 +150,20 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
+    if _enough_rows(fw, pods[0], min_count - scheduled0):
+        return None  # what ``_plan`` would find (``feasible``'s ``fewer_than``), without the plan's key and lookup
     return kept(fw, pods, ("doomed", min_count, scheduled0), lambda: _plan(fw, pods, min_count, scheduled0))
+
+
+def _enough_rows(fw: Runner, pod: PodInfo, enough: int) -> bool:
+    """Without a placement, when ``kept`` and ``feasible`` would look at the counts: the pod's
+    signature entry (refreshed as ``feasible`` and the pass itself refresh it) says at least
+    ``enough`` live rows pass Filter, so the pass is not doomed (each takes at least one pod):
+    a successful gang's pass skips the plan's key, lookup and store."""
+    if fw.placement is not None or fw.rng is not None or fw.signatures is None or fw.nominator.rows() or fw.snapshot.affinity_pods or not fw.counts_capacity:
+        return False
+    entry = fw.signatures.entry(pod)
+    return entry is not None and len(fw.snapshot.nodes.order) - entry.n_failed >= enough
 
 
 def search_key(fw: Runner) -> tuple[str, bytes] | None:

@@ -6,6 +6,13 @@ rows). The runtime runs the same rotation, node count and normalisation on top, 
 result is by construction the uncached one.
 
 Not used while any assigned pod carries pod (anti-)affinity: rows then depend on each other.
+
+``FastPath.static_scores``: a scorer whose raw score reads only the node's static fields
+(``SCORE_NODE_STATIC``: taints, labels, name) keeps the raw scores of the full refresh until the
+node table's ``static_generation`` moves (which makes the next refresh a full one), so the
+refreshes of rows a bind changed skip it. When its raw score is one value on every live row,
+NormalizeScore over any of them is one value too (``SignatureEntry.const``: checked on one row
+and on all of them), which ``Framework.score`` adds without a per-row array.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ class Runner(Protocol):
     raw_scorers: list  # per scorer: (state, pod, rows) -> raw scores or None (Skip)
     row_raw_scorers: list  # per scorer: the same over a list of rows on Python scalars, or None
     row_refresh: bool  # ``FastPath.row_refresh`` and ``filter_row`` can run
+    static_scorers: list[bool]  # per scorer: its raw score is kept until a static change (``FastPath.static_scores``)
 
     def run_filters(self, state: CycleState, pod: PodInfo, rows: np.ndarray, *, nominated: bool = True) -> tuple[np.ndarray, np.ndarray]: ...
 
@@ -59,7 +67,7 @@ def row_raw_scorer(score_row: Callable[[CycleState, PodInfo, int], "int | None"]
 class SignatureEntry:
     """Per-row Filter codes and raw scores of one pod signature, as of node-table ``generation``."""
 
-    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "log_pos", "log_epoch", "n_failed")
+    __slots__ = ("generation", "static_generation", "rows", "codes", "plugin", "raw", "const", "log_pos", "log_epoch", "n_failed")
 
     def __init__(self) -> None:
         self.n_failed = 0  # live rows whose Filter code is not Success
@@ -71,6 +79,9 @@ class SignatureEntry:
         self.codes = np.zeros(0, dtype=np.int8)
         self.plugin = np.zeros(0, dtype=np.int8)
         self.raw: list[np.ndarray | None] = []
+        # per scorer: its NormalizeScore on every live row, when that is one value (a static
+        # scorer whose raw score is one value everywhere, ``FastPath.static_scores``); else None
+        self.const: list[int | None] = []
 
 
 class SignatureCache:
@@ -104,7 +115,8 @@ class SignatureCache:
             entry = self._entries[pod.signature] = SignatureEntry()
         scorers = self.runner.scorers
         raw_scorers = self.runner.raw_scorers
-        if entry.static_generation != nodes.static_generation or entry.rows != n:
+        static = entry.static_generation != nodes.static_generation or entry.rows != n
+        if static:
             changed = np.arange(n, dtype=np.int64)
             entry.codes = np.zeros(n, dtype=np.int8)
             entry.plugin = np.zeros(n, dtype=np.int8)
@@ -136,15 +148,31 @@ class SignatureCache:
             if full:
                 entry.n_failed = int(np.count_nonzero(entry.codes[nodes.order]))
             state = CycleState()
+            kept = self.runner.static_scorers
             for i, (p, _) in enumerate(scorers):
-                if not p.SCORE_PER_ROW:
+                if not p.SCORE_PER_ROW or (kept[i] and not static):  # fast path: unchanged since the full refresh
                     continue
                 raw = raw_scorers[i](state, pod, changed)
                 if raw is None:
                     entry.raw[i] = None  # Skip is a property of the signature, not of rows
                 elif entry.raw[i] is not None:
                     entry.raw[i][changed] = raw  # type: ignore[index]
+        if static:
+            entry.const = [self._const(p, entry.raw[i]) if kept_i else None for i, ((p, _), kept_i) in enumerate(zip(scorers, self.runner.static_scorers))]
         return self._stamp(entry)
+
+    def _const(self, p: ScorePlugin, raw: np.ndarray | None) -> int | None:
+        """NormalizeScore of ``raw`` on the live rows when it is one value, the same on one row as
+        on all of them (so on any rows a search finds); None otherwise, or on Skip."""
+        if raw is None:
+            return None
+        live = raw[self.snapshot.nodes.order]
+        if not len(live) or bool((live != live[0]).any()):
+            return None
+        one = p.normalize(live[:1])
+        every = p.normalize(live)
+        value = int(one[0])
+        return value if bool((every == value).all()) else None
 
     def _stamp(self, entry: SignatureEntry) -> SignatureEntry:
         """The entry is current for the node table as it is."""
@@ -170,8 +198,9 @@ class SignatureCache:
         if full:
             entry.n_failed = int(np.count_nonzero(codes[self.snapshot.nodes.order]))
         state = CycleState()
+        kept = runner.static_scorers
         for i, (p, _) in enumerate(runner.scorers):
-            if not p.SCORE_PER_ROW:
+            if not p.SCORE_PER_ROW or kept[i]:  # fast path: unchanged since the full refresh
                 continue
             row_raw = runner.row_raw_scorers[i]
             raw = runner.raw_scorers[i](state, pod, np.array(rows, dtype=np.int64)) if row_raw is None else row_raw(state, pod, rows)

@@ -211,6 +211,7 @@ class Framework(Handle):
         # the signature cache refreshes a few changed rows on Python scalars when every dynamic
         # filter answers for one row (``filter_row``)
         self.row_refresh = fast.row_refresh and fast.signature_cache and all(isinstance(p, RowFilterPlugin) for p in self.dynamic_filters)
+        self.static_scorers = [fast.static_scores and p.SCORE_PER_ROW and getattr(p, "SCORE_NODE_STATIC", False) for p, _ in self.scorers]  # kept until a static change
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 
@@ -506,6 +507,9 @@ class Framework(Handle):
         entry = state.read(_SIGNATURE)
         for i, (p, weight) in enumerate(self.scorers):
             if entry is not None and p.SCORE_PER_ROW:  # fast path: raw scores per signature
+                if (const := entry.const[i]) is not None:  # fast path: one NormalizeScore on every row (``FastPath.static_scores``)
+                    total += const * weight
+                    continue
                 cached = entry.raw[i]
                 raw = None if cached is None else cached[rows]
             else:

@@ -19,6 +19,7 @@ class NodeAffinity(FilterPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.NODE_AFFINITY
     NODE_STATIC = True
     SCORE_PER_ROW = True
+    SCORE_NODE_STATIC = True  # the raw score reads the node's name and labels only (FastPath.static_scores)
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.snapshot = handle.snapshot

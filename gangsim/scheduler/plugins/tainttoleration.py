@@ -22,6 +22,7 @@ class TaintToleration(FilterPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.TAINT_TOLERATION
     NODE_STATIC = True
     SCORE_PER_ROW = True  # a row's raw score depends only on that row and the pod
+    SCORE_NODE_STATIC = True  # ... and on the node's taints only: a bind never changes it (FastPath.static_scores)
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.snapshot = handle.snapshot
