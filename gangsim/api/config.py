@@ -100,6 +100,10 @@ class FastPath:
     # group only, so a member sharing the spec of one the same event left gated with the message
     # it already has stays gated with it, without asking again
     gated_siblings: bool = True
+    # (issue 16, NASA-permit) a PodGroup event after the previous one of its group, with nothing
+    # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
+    # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
+    gated_prefix: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +137,7 @@ class SchedulerConfig:
         """The switches in force: all off without opportunistic batching; the search window, the
         doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
         if not self.opportunistic_batching:
-            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False)
+            return FastPath(static_filter_cache=False, signature_cache=False, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, failure_streaks=False, row_refresh=False, keep_placements=False, counted_pass=False, gated_siblings=False, gated_prefix=False)
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False)

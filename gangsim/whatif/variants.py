@@ -57,6 +57,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-keep-placements": {"fast_path.keep_placements": False},
     "no-counted-pass": {"fast_path.counted_pass": False},
     "no-gated-siblings": {"fast_path.gated_siblings": False},
+    "no-gated-prefix": {"fast_path.gated_prefix": False},
 }
 
 
