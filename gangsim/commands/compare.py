@@ -209,7 +209,7 @@ def plan(
     span = _ranges(ranges or [], pools)
     _check_plot(plot, out)
     horizon_ms = duration_option(horizon)
-    trace = load_traces(traces, config, default_duration, job_workloads)
+    trace = load_traces(traces, config, default_duration, job_workloads, horizon_ms)
     infos = {name: pool_info(trace, name) for name in pools}
     for name, info in infos.items():
         span.setdefault(name, (1, max(2 * info.size, info.size + 1)))

@@ -48,8 +48,9 @@ def register(app: typer.Typer) -> None:
             from gangsim.report.figures import require_matplotlib
 
             require_matplotlib()
-        trace = pipeline.load([str(t) for t in traces], config_path=config)
-        doc = build_explanation(trace, policy.value, kind, name, at_ms=duration_option(at), seed=seed, horizon_ms=duration_option(horizon))
+        horizon_ms = duration_option(horizon)
+        trace = pipeline.load([str(t) for t in traces], config_path=config, horizon_ms=horizon_ms)
+        doc = build_explanation(trace, policy.value, kind, name, at_ms=duration_option(at), seed=seed, horizon_ms=horizon_ms)
         if plot is not None:
             from gangsim.report.figures import explain_figure
 

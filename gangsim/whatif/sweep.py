@@ -444,7 +444,8 @@ def prepare(grid: Grid, *, default_duration_ms: int | None = None) -> Prepared:
     traces: list[Trace] = []
     for gt in grid.traces:
         for config in grid.configs:
-            traces.append(pipeline.load(list(gt.paths), config_path=config, default_duration_ms=default_duration_ms))
+            # every run stops at the grid's horizon, so an importer may stop there too (issue 16)
+            traces.append(pipeline.load(list(gt.paths), config_path=config, default_duration_ms=default_duration_ms, horizon_ms=grid.horizon_ms))
     for trace in traces:
         for name, _ in grid.pools:
             pool_info(trace, name)
