@@ -114,6 +114,10 @@ class FastPath:
     # refreshing the rows a bind changed skips it; and when that score is one value on every live
     # node, its NormalizeScore is one value too, added without a per-row array (needs signature_cache)
     static_scores: bool = True
+    # (issue 16, NASA-permit) a PodGroup event after the previous one of its group, with nothing
+    # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
+    # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
+    gated_prefix: bool = True
 
 
 @dataclass(frozen=True, slots=True)

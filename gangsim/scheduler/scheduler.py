@@ -22,6 +22,7 @@ from gangsim.eventlog import EventLog, EventReason
 from gangsim.scheduler.binding import WaitingPodsMap
 from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.cache.snapshot import Snapshot
+from gangsim.scheduler.fastpath.gated_members import GatedPrefix, move_members
 from gangsim.scheduler.framework.handle import ClusterAPI
 from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
@@ -99,6 +100,9 @@ class Scheduler:
     ) -> None:
         self.config = config
         self._gated_siblings = config.effective_fast_path.gated_siblings  # see _group_event
+        self._gated_prefix = self._gated_siblings and config.effective_fast_path.gated_prefix
+        self._prefixes: dict[str, GatedPrefix] = {}  # group key -> what its last group event found
+        self._member_removals = 0  # members removed from any group so far (``_prefix_stamp``)
         self.policy = policy
         self.features = policy.features
         self.cluster = cluster
@@ -393,6 +397,9 @@ class Scheduler:
             st = self.group_states.get(info.group_key)
             if st is not None:
                 st.members.pop(info.uid, None)
+                self._member_removals += 1
+                if not st.members:
+                    st.members = {}  # (a fresh dict: see ``gangsim.sim.jobs``, "emptied")
                 ge = st.entity
                 if ge is not None and info in ge.pods:
                     ge.pods.remove(info)
@@ -523,26 +530,16 @@ class Scheduler:
             return
         if st.entity is not None:
             self.queue.move_entity(st.entity)
-        else:
+        else:  # each member its own entity (``pod``, ``permit``): fastpath.gated_members
             plugins = self.hints.get(ClusterEvent.POD_GROUP, frozenset())
-            # fast path (FastPath.gated_siblings): spec -> the message this event left a member of
-            # that spec gated with; PreEnqueue reads a pod's spec and its group only, so a sibling
-            # of the same spec already gated with that message would be gated again with it (the
-            # gated set is a dict only looked up, so re-gating it changes nothing)
-            regated: dict[int, str] | None = {} if self._gated_siblings else None
-            for member in list(st.members.values()):
-                e = self._entity_of.get(member.uid)
-                if e is None:
-                    continue
-                if e.where is QueueLocation.GATED:
-                    if regated is not None and len(e.pods) == 1 and regated.get(id(e.pods[0].spec)) == e.gated_message:
-                        continue
-                    self.queue.move_entity(e)
-                    if regated is not None and e.where is QueueLocation.GATED and len(e.pods) == 1:
-                        regated[id(e.pods[0].spec)] = e.gated_message
-                elif e.where is QueueLocation.UNSCHEDULABLE and plugins & e.unschedulable_plugins:
-                    self.queue.move_entity(e)
+            stamp = self._prefix_stamp if self._gated_prefix else None
+            prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp)
+            if prefix is not None:
+                self._prefixes[key] = prefix
         self.cluster.request_cycle()
+
+    def _prefix_stamp(self) -> tuple[int, int, int]:  # a GatedPrefix holds while this is unchanged
+        return (self.queue.gate_changes, self._pod_updates, self._member_removals)
 
     # ---- the loop ----------------------------------------------------------------------------
     def run_cycles(self) -> None:

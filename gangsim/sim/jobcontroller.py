@@ -122,6 +122,8 @@ class JobController(WorkloadControllers):
         if js is None or js.pods.get(slot) is not sp:
             return
         del js.pods[slot]
+        if not js.pods:
+            js.pods = {}  # (a fresh dict: see ``gangsim.sim.jobs``, "emptied")
         if js.deleted or js.finished:
             return
         if reason == EndReason.COMPLETED:

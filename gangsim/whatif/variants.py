@@ -60,6 +60,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-pod-runs": {"fast_path.pod_runs": False},
     "no-repeated-attempts": {"fast_path.repeated_attempts": False},
     "no-static-scores": {"fast_path.static_scores": False},
+    "no-gated-prefix": {"fast_path.gated_prefix": False},
 }
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks import shapes
-from builders import SRC, create, events_of, make_group, make_node, make_pod, make_spec, make_trace, patch, placements
+from builders import SRC, create, delete, events_of, make_group, make_node, make_pod, make_spec, make_trace, patch, placements
 from gangsim.api.config import FastPath
 from gangsim.api.objects import Affinity, Pod, PreferredSchedulingTerm, Taint, Toleration
 from gangsim.api.selectors import NodeSelectorTerm, Requirement
@@ -35,6 +35,7 @@ OFF = {
     "no-keep-placements": {"fast_path": FastPath(keep_placements=False)},
     "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
     "no-gated-siblings": {"fast_path": FastPath(gated_siblings=False)},
+    "no-gated-prefix": {"fast_path": FastPath(gated_prefix=False)},
     "no-batching": {"opportunistic_batching": False},
 }
 
@@ -250,6 +251,100 @@ def test_a_group_event_asks_preenqueue_once_per_spec_of_the_gated_members(monkey
     assert all(p.bound_ms == 64_000 for p in on.pods) and len(on.pods) == 64
     for i in range(63):  # each pod but the last waited for its group, and was told so once
         assert len(events_of(on, f"p{i:02}", EventReason.GATED)) == 1
+
+
+def test_a_group_event_walks_only_the_members_that_joined_since_the_last(monkeypatch):
+    """``FastPath.gated_prefix``: a 64-pod gang arriving pod by pod under ``permit`` (each pod its
+    own entity, gated until the group has its pods). Each pod's group event walked every earlier
+    member only to skip it; with the group's first members gated alike and nothing changed since
+    the last event, it asks PreEnqueue for the first member and visits the newcomer only. Pods
+    are told, gated and bound the same with the shortcut off."""
+    from gangsim.scheduler.fastpath import gated_members
+
+    visits = {"on": 0, "off": 0}
+    original = gated_members._visit
+    which = ["on"]
+
+    def count(*args):
+        visits[which[0]] += 1
+        return original(*args)
+
+    monkeypatch.setattr(gated_members, "_visit", count)
+    spec = make_spec(cpu=0.5, group="g", duration_s=60)
+    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
+    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1 + i) for i in range(64)]
+    trace = make_trace(*events)
+    on = replay(trace, "permit")
+    which[0] = "off"
+    off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_prefix=False)))
+    assert visits["on"] <= 4 * 64 < 64 * 63 // 2 <= visits["off"]
+    assert [(p.pod, p.node, p.bound_ms, p.waiting_reason) for p in on.pods] == [(p.pod, p.node, p.bound_ms, p.waiting_reason) for p in off.pods]
+    assert list(zip(on.ev_t_ms, on.ev_object, on.ev_reason, on.ev_message)) == list(zip(off.ev_t_ms, off.ev_object, off.ev_reason, off.ev_message))
+    assert all(p.bound_ms == 64_000 for p in on.pods) and len(on.pods) == 64
+
+
+@pytest.mark.parametrize("gap_s", [0, 1])
+def test_a_sibling_deleted_or_ungated_between_two_arrivals_is_walked_again(gap_s):
+    """The prefix a group event remembers no longer holds once a member left (deleted) or a
+    gated sibling was let go (its scheduling gate lifted): the next event walks every member,
+    and placements and events are those of the walk without the shortcut."""
+    spec = make_spec(cpu=1, group="g", duration_s=30)
+    gated = make_spec(cpu=1, group="g", gates=("wait",), duration_s=30)
+    pods = [Pod(namespace="default", name=f"p{i}", spec=spec, source=SRC) for i in range(5)]
+    odd = Pod(namespace="default", name="q", spec=gated, source=SRC)
+    events = [create(make_node("n0", cpu=8, memory_gi=8)), create(make_group("g", 6))]
+    events += [create(p, at_s=1 + gap_s * i) for i, p in enumerate(pods[:3])]
+    events += [create(odd, at_s=5), patch(replace(odd, spec=replace(gated, scheduling_gates=())), at_s=6)]
+    events += [delete("Pod", "p1", at_s=7), create(pods[3], at_s=8), create(pods[4], at_s=9), create(pods[1], at_s=10)]
+    trace = make_trace(*events)
+    on = replay(trace, "permit")
+    off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_prefix=False)))
+    assert [(p.pod, p.node, p.bound_ms, p.ended_ms) for p in on.pods] == [(p.pod, p.node, p.bound_ms, p.ended_ms) for p in off.pods]
+    assert list(zip(on.ev_t_ms, on.ev_object, on.ev_reason, on.ev_message)) == list(zip(off.ev_t_ms, off.ev_object, off.ev_reason, off.ev_message))
+    assert sum(1 for p in on.pods if p.bound_ms is not None) == 6
+
+
+_arrivals = st.lists(
+    st.tuples(st.sampled_from(["create", "create", "create", "gated", "delete", "ungate"]), st.integers(0, 7), st.integers(0, 1)),
+    min_size=1,
+    max_size=24,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_arrivals, min_count=st.integers(2, 6))
+def test_gated_prefix_tells_gates_and_binds_as_the_full_walk(ops, min_count):
+    """Pods of two PodGroups arriving (several at an instant, two specs, some with a scheduling
+    gate), deleted and let go in random order on a small node, under ``permit`` and ``pod``:
+    with ``FastPath.gated_prefix`` every pod is told, gated, bound and ended as with the full
+    walk, and as on the reference path."""
+    plain = {g: make_spec(cpu=1, group=g, duration_s=20) for g in ("g", "h")}
+    gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=20) for g in ("g", "h")}
+    events = [create(make_node("n0", cpu=6, memory_gi=8)), create(make_group("g", min_count)), create(make_group("h", 2))]
+    live: dict[str, Pod] = {}
+    for t, (op, i, dt) in enumerate(ops):
+        name, group = f"p{i}", "g" if i < 6 else "h"
+        at = 1 + t // 3 + dt
+        if op in ("create", "gated") and name not in live:
+            live[name] = Pod(namespace="default", name=name, spec=(gated if op == "gated" else plain)[group], source=SRC)
+            events.append(create(live[name], at_s=at))
+        elif op == "delete" and name in live:
+            events.append(delete("Pod", name, at_s=at))
+            del live[name]
+        elif op == "ungate" and name in live and live[name].spec.scheduling_gates:
+            live[name] = replace(live[name], spec=plain[group])
+            events.append(patch(live[name], at_s=at))
+    trace = make_trace(*events, horizon_s=200)
+
+    def outcome(policy, **changes):
+        log = replay(trace, policy, config=trace.config.with_changes(**changes))
+        pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
+        return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
+
+    for policy in ("permit", "pod"):
+        on = outcome(policy)
+        assert on == outcome(policy, fast_path=FastPath(gated_prefix=False))
+        assert on == outcome(policy, opportunistic_batching=False)
 
 
 def test_a_spec_update_asks_preenqueue_again_for_every_pod():

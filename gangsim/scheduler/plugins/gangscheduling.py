@@ -166,6 +166,7 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
     def _drop_deadline(self, b: _Barrier) -> None:
         if b.waiting:
             return
+        b.waiting, b.wait_ms = {}, {}  # fresh dicts: an emptied one keeps its table (``gangsim.sim.jobs``, "emptied")
         if b.timer is not None:
             b.timer.cancel()
             b.timer = None

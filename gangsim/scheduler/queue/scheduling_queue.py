@@ -8,7 +8,10 @@
   event moves exactly the entities whose plugins registered for it (queueing hints, §4.5), and
   flushed after 5 min on 30 s ticks. Gated entities (PreEnqueue) are parked beside it.
 
-Heaps use lazy invalidation: each push carries the entity's ``token``; moving an entity bumps it.
+Heaps use lazy invalidation: each push carries the entity's ``token``; moving an entity gives it
+a new one. Tokens come from one counter for every entity, so an entity that leaves for good
+(``done``) drops its token (a heap entry left behind can then match no token: no entity ever
+gets a used one again), and the table holds only the entities still queued.
 Pop-from-backoffQ (§4.3) takes the head of the normal backoffQ when activeQ is empty — but only
 an entity whose last attempt predates the latest cluster change: repeating an attempt on an
 unchanged cluster cannot change its outcome, and in a zero-time cycle it would spin forever
@@ -60,8 +63,11 @@ class SchedulingQueue:
         self._active: list[tuple] = []
         self._backoff: list[tuple] = []
         self._error_backoff: list[tuple] = []
-        self._tokens: dict[str, int] = {}
-        self._tokens_issued = 0
+        self._tokens: dict[str, int] = {}  # key -> the entity's current token (queued entities only)
+        self._last_token = 0
+        # a gated entity left the gated set or was gated again with another message, so far
+        # (``fastpath.gated_members``: what a group's gated members were told still holds while it is unchanged)
+        self.gate_changes = 0
         self.entities: dict[str, QueuedEntity] = {}
         self.unschedulable: dict[str, QueuedEntity] = {}
         self.gated: dict[str, QueuedEntity] = {}
@@ -75,8 +81,8 @@ class SchedulingQueue:
     def _token(self, e: QueuedEntity) -> int:
         """A new token for ``e``, unique over all entities: two heap entries never tie (a
         ``PodRun``'s stale entry has the sort key its first pod's own entity gets)."""
-        self._tokens_issued += 1
-        t = self._tokens[e.key] = self._tokens_issued
+        self._last_token = t = self._last_token + 1
+        self._tokens[e.key] = t
         return t
 
     def _detach(self, e: QueuedEntity) -> None:
@@ -90,6 +96,7 @@ class SchedulingQueue:
                     bucket.pop(e.key, None)
         elif e.where == GATED:
             self.gated.pop(e.key, None)
+            self.gate_changes += 1
         e.where = QueueLocation.NONE
 
     def __len__(self) -> int:
@@ -138,6 +145,11 @@ class SchedulingQueue:
         if st is None:
             e.gated_message = ""
             return True
+        if e.where == GATED:  # gated again: it stays in the gated set (which no heap holds)
+            if e.gated_message != st.message:
+                self.gate_changes += 1
+                e.gated_message = st.message
+            return False
         self._detach(e)
         e.gated_message = st.message
         e.where = GATED
@@ -215,6 +227,7 @@ class SchedulingQueue:
         """The entity left the queue for good (bound, deleted)."""
         self._detach(e)
         self.entities.pop(e.key, None)
+        self._tokens.pop(e.key, None)
 
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
     def move_for_plugins(self, plugins: Iterable[str]) -> int:
