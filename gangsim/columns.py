@@ -39,8 +39,10 @@ class Coded:
         return code
 
     def append(self, value: str) -> None:
-        code = self._code_of.get(value)  # (``code``'s lookup inline: a replay appends millions of known values)
-        self.codes.append(self.code(value) if code is None else code)
+        try:  # (``code``'s lookup inline: a replay appends millions of known values)
+            self.codes.append(self._code_of[value])
+        except KeyError:
+            self.codes.append(self.code(value))
 
     def __setitem__(self, row: int, value: str) -> None:
         self.codes[row] = self.code(value)

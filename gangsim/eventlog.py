@@ -194,9 +194,9 @@ class PodLog:
         self.created_ms.append(r.created_ms)
         self.milli_cpu.append(r.milli_cpu)
         self.memory_bytes.append(r.memory_bytes)
-        self.bound_ms.append(_time(r.bound_ms))
+        self.bound_ms.append(NO_TIME if r.bound_ms is None else r.bound_ms)  # (``_time`` inline: a row per pod)
         self.node.append(r.node)
-        self.ended_ms.append(_time(r.ended_ms))
+        self.ended_ms.append(NO_TIME if r.ended_ms is None else r.ended_ms)
         self.end_reason.append(_plain(r.end_reason))
         self.scheduling_attempts.append(r.scheduling_attempts)
         self.waiting_reason.append(r.waiting_reason)
@@ -421,11 +421,13 @@ class EventLog:
     def event(self, t_ms: int, kind: str, obj: str, node: str, reason: str, message: str = "", *, template: int = 0) -> None:
         """Record an event; ``template``: its message is that of :data:`MESSAGE_TEMPLATES`
         (``message`` is then ""), rendered when the log is read."""
-        if self._streak_of and (reason in _AGGREGATED or reason == EventReason.SCHEDULED):
+        aggregated = reason in _AGGREGATED  # (each test once: a replay records ~2 events per pod)
+        scheduled = not aggregated and reason == EventReason.SCHEDULED
+        if self._streak_of and (aggregated or scheduled):
             streak = self._streak_of.get((kind, obj))
             if streak is not None:
                 self.settle(streak)
-        if reason in _AGGREGATED:
+        if aggregated:
             # like the Kubernetes event recorder, a failure repeated word for word is one event
             # (attempts are still counted in pods.scheduling_attempts)
             key = (kind, obj)
@@ -436,10 +438,12 @@ class EventLog:
                 self.count("events_aggregated")
                 return
             message = recorded
-        elif reason == EventReason.SCHEDULED:
+        elif scheduled:
             self._last_failure.pop((kind, obj), None)
-            for similar_reason in _AGGREGATED:
-                self._similar.pop((kind, obj, similar_reason), None)
+            similar = self._similar
+            if similar:
+                for similar_reason in _AGGREGATED:
+                    similar.pop((kind, obj, similar_reason), None)
         self.ev_t_ms.append(t_ms)
         self.ev_kind.append(kind)
         self.ev_object.append(obj)

@@ -198,9 +198,10 @@ class Cluster:
         self.log.pods.bind(sp.row, self.now, node, format_ids(self.kubelets.devices_of(sp.uid)), sp.milli)
         self.pending_pods -= 1
         self.binds += 1
-        if sp.gpus:
+        gpus = sp.gpus  # (a property: read once)
+        if gpus:
             self.pending_gpu_pods -= 1
-        self.jobs_model.started(sp.gang, sp.uid, sp, sp.gpus, sp.milli)
+        self.jobs_model.started(sp.gang, sp.uid, sp, gpus, sp.milli)
         self.attempt_finished(info.key, bound=True)
         if sp.gang.kind == "PodGroup":
             self.attempt_finished(sp.gang.key, bound=True)
@@ -478,14 +479,18 @@ class Cluster:
         if key in self.pods:
             return None  # validated at load; a Job index collision would land here
         uid = self._next_uid()
-        attempt = self.log.pods.next_attempt(key)  # recreated by its Job controller, or by name again
-        if self.scheduler.has_profile(pod.spec.scheduler_name) or pod.spec.node_name:
+        pods = self.log.pods
+        attempt = pods.next_attempt(key)  # recreated by its Job controller, or by name again
+        spec = pod.spec
+        now = self.now
+        if self.scheduler.has_profile(spec.scheduler_name) or spec.node_name:
             gang = self.gang_of(pod, uid)
         else:
             # no scheduler profile serves it: never scheduled, counted by no gang (INTERFACE rule 7)
-            gang = self.jobs_model.gang(f"{pod.key}#{uid}", LONE, submitted_ms=self.now, priority=pod.spec.priority)
+            gang = self.jobs_model.gang(f"{key}#{uid}", LONE, submitted_ms=now, priority=spec.priority)
             gang.expected_pods = 1
-        spec = pod.spec
+        gpus = spec.gpus  # (a property: read once)
+        requests = spec.requests
         if spec.duration_ms is not None:
             gang.duration_ms = max(gang.duration_ms or 0, spec.duration_ms)
         if spec.checkpoint_interval_ms is not None:
@@ -493,26 +498,26 @@ class Cluster:
         group = self.pod_groups.get(gang.key) if gang.kind == "PodGroup" else None
         if spec.rendezvous_timeout_ms is not None and (group is None or group.rendezvous_timeout_ms is None):
             gang.rendezvous_ms = spec.rendezvous_timeout_ms
-        row = self.log.pods.add(PodRecord(
+        row = pods.add(PodRecord(
             pod=key,
             attempt=attempt,
             gang=gang.key if gang.kind != LONE else "",
             namespace=pod.namespace,
-            gpus=spec.gpus,
+            gpus=gpus,
             priority=spec.priority,
-            created_ms=self.now,
-            milli_cpu=spec.requests.get("cpu", 0),
-            memory_bytes=spec.requests.get("memory", 0),
-            gpu_milli_requested=requested_milli(spec.requests, self._shares),
+            created_ms=now,
+            milli_cpu=requests.get("cpu", 0),
+            memory_bytes=requests.get("memory", 0),
+            gpu_milli_requested=requested_milli(requests, self._shares),
         ))  # fmt: skip
         sp = SimPod(uid, pod, key, row, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
         self.pods[key] = sp
         self.by_uid[uid] = sp
-        self.jobs_model.add_member(gang, uid, sp, pod.name, spec.gpus, self.now)
+        self.jobs_model.add_member(gang, uid, sp, pod.name, gpus, now)
         if attempt > 0:
-            self.log.event(self.now, "Pod", key, "", EventReason.RECREATED, f"attempt {attempt}")
+            self.log.event(now, "Pod", key, "", EventReason.RECREATED, f"attempt {attempt}")
         self.pending_pods += 1
-        if spec.gpus:
+        if gpus:
             self.pending_gpu_pods += 1
         if spec.node_name:
             self._admit_direct(sp)
