@@ -545,11 +545,12 @@ class Cluster:
             return
         now = self.now
         state = sp.state
+        uid, gang = sp.uid, sp.gang  # (read once: every pod ends here)
         if state == RUNNING:
-            self.jobs_model.stopped(sp.gang, sp.uid, sp.gpus, sp.milli, reason=f"{sp.key} {reason}")
+            self.jobs_model.stopped(gang, uid, sp.gpus, sp.milli, reason=f"{sp.key} {reason}")
         if state in (RUNNING, TERMINATING, WAITING):
             self._unhold(sp)
-            self.kubelets.release(sp.uid)
+            self.kubelets.release(uid)
         if state in (PENDING, WAITING):
             self.pending_pods -= 1
             if sp.gpus:
@@ -557,15 +558,16 @@ class Cluster:
         sp.state = ENDED
         if sp.info is not None:
             self.scheduler.on_pod_delete(sp.info)
-        self.log.pods.end(sp.row, now, reason)
+        log = self.log
+        log.pods.end(sp.row, now, reason)
         self.pods.pop(sp.key, None)
-        self.by_uid.pop(sp.uid, None)
-        self.jobs_model.removed(sp.gang, sp.uid)
-        self.in_vain.victim_ended(sp.uid, now)
+        self.by_uid.pop(uid, None)
+        self.jobs_model.removed(gang, uid)
+        self.in_vain.victim_ended(uid, now)
         if state in (PENDING, WAITING):
             self.in_vain.preemptor_gone(sp.key)
-        if not logged and reason != EndReason.PREEMPTED and (sp.gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
-            self.log.event(now, "Pod", sp.key, self.log.pods.node[sp.row], reason, "")
+        if not logged and reason != EndReason.PREEMPTED and (gang.kind == LONE or reason not in (EndReason.COMPLETED, EndReason.CANCELLED)):
+            log.event(now, "Pod", sp.key, log.pods.node[sp.row], reason, "")
         if sp.job_key:
             self.job_controller.pod_ended(sp.job_key, sp, sp.pod.index, reason, recreate)  # type: ignore[arg-type]
         self._sample()

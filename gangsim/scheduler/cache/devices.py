@@ -63,7 +63,7 @@ class DeviceTable:
     def request(self, row: int, demand: np.ndarray) -> tuple[int, int]:
         """(whole GPUs, shared units) ``demand`` asks of this row's devices."""
         whole = int(demand[self.gpu_col]) if self.gpu_col >= 0 else 0
-        if whole:
+        if whole or not self.any_share:  # (no node declares a share: every ``share_col`` is -1)
             return whole, 0
         col = int(self.share_col[row])
         return 0, int(demand[col]) if col >= 0 else 0
