@@ -150,6 +150,50 @@ def test_replay_takes_the_best_row_each_search_finds():
     assert rotation.replay(6, 6, 3, layout, 3) == (3, 18, (1, 4, 1))
 
 
+def _replay_scanning(n, to_find, start, layout, searches):
+    """``rotation.replay`` as its docstring says it, every search scanning the rows it finds (the
+    shape ``replay`` had before it took the searches over the whole ring from a heap)."""
+    live = list(layout.positions)
+    taken = dict.fromkeys(live, 0)
+    key_of = dict(zip(live, layout.keys))
+    evaluated, took = 0, []
+    for _ in range(searches):
+        k = len(live)
+        if k > to_find:
+            i = live.index(next((p for p in live if p >= start), live[0]))
+            found = [live[(i + d) % k] for d in range(to_find)]
+            stop = live[(i + to_find) % k]
+            evaluated += (stop - start) % n
+            start = stop
+        else:
+            found = list(live)
+            evaluated += n
+        if found:
+            best = min(found, key=lambda p: key_of[p][taken[p]])
+            took.append(best)
+            taken[best] += 1
+            if taken[best] == len(key_of[best]):
+                live.remove(best)
+    return start, evaluated, tuple(took)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    data=st.data(),
+    to_find=st.integers(1, 6),
+    searches=st.integers(0, 30),
+)
+def test_replay_is_the_scan_of_every_search(n, data, to_find, searches):
+    """Property: ``replay`` (its searches over the whole ring taken from a heap) gives what
+    scanning each search's rows gives, equal keys included (the first position wins)."""
+    positions = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=0, max_size=n)))
+    keys = [tuple((data.draw(st.integers(-3, 3)), p) if data.draw(st.booleans()) else (0, 0) for _ in range(data.draw(st.integers(1, 3)))) for p in positions]
+    start = data.draw(st.integers(0, n - 1))
+    layout = rotation.Layout(positions, keys, kept=False)
+    assert rotation.replay(n, to_find, start, layout, searches) == _replay_scanning(n, to_find, start, layout, searches)
+
+
 def test_the_variant_switches_the_placement_passes_off_and_nothing_else():
     from gangsim.whatif.variants import parse_policy_spec
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from contextlib import ExitStack
+from heapq import heapify, heappop, heapreplace
 from itertools import count
 from typing import Protocol
 
@@ -133,18 +134,16 @@ def replay(n: int, to_find: int, start: int, layout: Layout, searches: int) -> t
     now = {pos: key_of[pos][0] for pos in live}
     evaluated = 0
     took: list[int] = []
-    for _ in range(searches):
+    done = 0
+    while done < searches and len(live) > to_find:  # each stops at the (to_find+1)-th feasible row; the next starts there
+        done += 1
         k = len(live)
-        if k > to_find:  # stops at the (to_find+1)-th feasible row; the next search starts there
-            i = bisect_left(live, start)
-            j = i + to_find
-            found = live[i:j] if j < k else live[i:] + live[: j - k]
-            stop = live[j] if j < k else live[j - k]
-            evaluated += (stop - start) % n
-            start = stop
-        else:  # scans every row and starts the next search where it started
-            found = live
-            evaluated += n
+        i = bisect_left(live, start)
+        j = i + to_find
+        found = live[i:j] if j < k else live[i:] + live[: j - k]
+        stop = live[j] if j < k else live[j - k]
+        evaluated += (stop - start) % n
+        start = stop
         if found:
             best = min(found, key=now.__getitem__)
             took.append(best)
@@ -153,6 +152,21 @@ def replay(n: int, to_find: int, start: int, layout: Layout, searches: int) -> t
                 live.remove(best)
             else:
                 now[best] = key_of[best][taken[best]]
+    # the rest scan every row (rows only leave ``live``) and start where they started: each takes
+    # the least (key, position) of all live rows, the one ``min`` over ``live`` (ascending
+    # positions, first of equal keys) would find, from a heap instead of a scan per pod
+    heap = [(now[pos], pos) for pos in live]
+    heapify(heap)
+    for _ in range(searches - done):
+        evaluated += n
+        if heap:
+            best = heap[0][1]
+            took.append(best)
+            taken[best] += 1
+            if taken[best] == len(key_of[best]):
+                heappop(heap)
+            else:
+                heapreplace(heap, (key_of[best][taken[best]], best))
     if layout.ident is None:
         return start, evaluated, tuple(took)
     if len(_replays) > MAX_ENTRIES:
