@@ -45,7 +45,10 @@ class Coded:
             self.codes.append(self.code(value))
 
     def __setitem__(self, row: int, value: str) -> None:
-        self.codes[row] = self.code(value)
+        try:  # (as ``append``: binds and ends set a row's value per pod)
+            self.codes[row] = self._code_of[value]
+        except KeyError:
+            self.codes[row] = self.code(value)
 
     def __getitem__(self, row: int) -> str:
         return self.values[self.codes[row]]
