@@ -223,6 +223,14 @@ def test_pods_joining_a_gated_gang_are_each_told_once(monkeypatch):
         assert len(events_of(log, f"p{i:02}", EventReason.GATED)) == (1 if i < 63 else 0)
 
 
+def _gang_arriving_pod_by_pod():
+    """A 64-pod gang of one spec arriving one pod per second on a node that holds it all."""
+    spec = make_spec(cpu=0.5, group="g", duration_s=60)
+    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
+    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1 + i) for i in range(64)]
+    return make_trace(*events)
+
+
 def test_a_group_event_asks_preenqueue_once_per_spec_of_the_gated_members(monkeypatch):
     """``FastPath.gated_siblings``: under ``permit`` each pod is its own queue entity (and
     GangScheduling's PreEnqueue gates it until the group has its pods),
@@ -239,10 +247,7 @@ def test_a_group_event_asks_preenqueue_once_per_spec_of_the_gated_members(monkey
         return original(self, e)
 
     monkeypatch.setattr(Scheduler, "pre_enqueue", count)
-    spec = make_spec(cpu=0.5, group="g", duration_s=60)
-    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
-    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1 + i) for i in range(64)]
-    trace = make_trace(*events)
+    trace = _gang_arriving_pod_by_pod()
     on = replay(trace, "permit")
     which[0] = "off"
     off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_siblings=False)))
@@ -270,10 +275,7 @@ def test_a_group_event_walks_only_the_members_that_joined_since_the_last(monkeyp
         return original(*args)
 
     monkeypatch.setattr(gated_members, "_visit", count)
-    spec = make_spec(cpu=0.5, group="g", duration_s=60)
-    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
-    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1 + i) for i in range(64)]
-    trace = make_trace(*events)
+    trace = _gang_arriving_pod_by_pod()
     on = replay(trace, "permit")
     which[0] = "off"
     off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_prefix=False)))
