@@ -157,6 +157,9 @@ class PreScorePlugin(Plugin, Protocol):
 class ScorePlugin(Plugin, Protocol):
     # True: a row's raw score depends only on that row and the pod's signature (KEP-5598 SignPlugin)
     SCORE_PER_ROW: ClassVar[bool]
+    # True (with SCORE_PER_ROW): ... and only on the node's static fields (name, labels, taints),
+    # so a bind never changes it (``FastPath.static_scores`` keeps it until a static change)
+    SCORE_NODE_STATIC: ClassVar[bool]
 
     def score(self, state: "CycleState", pod: "PodInfo", rows: np.ndarray) -> np.ndarray | None:
         """int64 raw score per row; None means Skip (the plugin adds nothing)."""

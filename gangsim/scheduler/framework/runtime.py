@@ -211,7 +211,7 @@ class Framework(Handle):
         # the signature cache refreshes a few changed rows on Python scalars when every dynamic
         # filter answers for one row (``filter_row``)
         self.row_refresh = fast.row_refresh and fast.signature_cache and all(isinstance(p, RowFilterPlugin) for p in self.dynamic_filters)
-        self.static_scorers = [fast.static_scores and p.SCORE_PER_ROW and getattr(p, "SCORE_NODE_STATIC", False) for p, _ in self.scorers]  # kept until a static change
+        self.static_scorers = [fast.static_scores and p.SCORE_PER_ROW and p.SCORE_NODE_STATIC for p, _ in self.scorers]  # kept until a static change
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 

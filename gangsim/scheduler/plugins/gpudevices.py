@@ -41,6 +41,7 @@ class GPUDevices(CapacityPlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.GPU_DEVICES
     NODE_STATIC = False
     SCORE_PER_ROW = True
+    SCORE_NODE_STATIC = False  # device occupancy changes with binds
     NORMALIZE_PER_ROW = True  # NormalizeScore keeps the raw score: a row's total is its own (fastpath.rotation)
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:

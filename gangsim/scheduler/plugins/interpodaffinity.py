@@ -62,6 +62,7 @@ class InterPodAffinity(LabelFilter, PreFilterPlugin, CapacityPlugin, ScorePlugin
     NAME = names.INTER_POD_AFFINITY
     NODE_STATIC = False
     SCORE_PER_ROW = False  # a row's score depends on pods on other rows of its topology domains
+    SCORE_NODE_STATIC = False
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.snapshot = handle.snapshot

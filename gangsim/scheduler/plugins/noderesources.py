@@ -33,6 +33,7 @@ class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueEx
     NAME = names.NODE_RESOURCES_FIT
     NODE_STATIC = False
     SCORE_PER_ROW = True
+    SCORE_NODE_STATIC = False  # requested resources change with binds
     NORMALIZE_PER_ROW = True  # NormalizeScore keeps the raw score: a row's total is its own (fastpath.rotation)
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
@@ -227,6 +228,7 @@ class NodeResourcesFit(FitPlacementScore, CapacityPlugin, ScorePlugin, EnqueueEx
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
     SCORE_PER_ROW = True
+    SCORE_NODE_STATIC = False  # requested resources change with binds
     NORMALIZE_PER_ROW = True  # NormalizeScore keeps the raw score: a row's total is its own (fastpath.rotation)
 
     @staticmethod

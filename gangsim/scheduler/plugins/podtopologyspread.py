@@ -124,6 +124,7 @@ class PodTopologySpread(LabelFilter, PreFilterPlugin, CapacityPlugin, PreScorePl
     NAME = names.POD_TOPOLOGY_SPREAD
     NODE_STATIC = False
     SCORE_PER_ROW = False  # a row's score counts pods on the other nodes of its domain
+    SCORE_NODE_STATIC = False
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.snapshot = handle.snapshot
