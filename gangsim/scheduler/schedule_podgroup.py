@@ -340,10 +340,10 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
             bind(h, None, pod, row)
         finish(h, e, st, pods, CycleOutcome.SCHEDULED, None, started, result=result)
         return
-    failed(h, fw, e, st, pods, result, started)
+    after_failed_pass(h, fw, e, st, pods, result, started)
 
 
-def failed(h: SchedulerHandle, fw: Framework, e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result: GroupResult, started: float, last: attempts.Repeat | None = None) -> None:
+def after_failed_pass(h: SchedulerHandle, fw: Framework, e: QueuedEntity, st: PodGroupState, pods: list[PodInfo], result: GroupResult, started: float, last: attempts.Repeat | None = None) -> None:
     """§8.1 step 6 after a pass that failed: PodGroupPostFilter (workload-aware preemption), then
     ``finish``. ``last``: the attempt this one repeats (its tuples are this one's). An attempt
     the doomed pass decided, that nominated nothing and left pods queued is kept for the next
@@ -379,7 +379,7 @@ def repeat_attempt(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState, last:
     doomed.account(fw, last.plan)
     fw.doomed_passes += 1
     h.log.count("attempts_repeated")  # a work counter, not in reports
-    failed(h, fw, e, st, last.pods, last.result, started, last)
+    after_failed_pass(h, fw, e, st, last.pods, last.result, started, last)
 
 
 def keeps_placements(h: SchedulerHandle, fw: Framework, pods: list[PodInfo]) -> bool:
