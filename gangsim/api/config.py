@@ -118,6 +118,11 @@ class FastPath:
     # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
     # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
     gated_prefix: bool = True
+    # (issue 16, Gangs-10k) ``counted_pass`` on a cluster of 1,024 nodes or more: a pass whose
+    # searches end within one rotation of the nodes is replayed on the windows they reach, each
+    # window's best picked in numpy, instead of a Filter and Score pass per pod
+    # (``fastpath.windows``; needs counted_pass)
+    counted_windows: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
-from gangsim.scheduler.fastpath import attempts, counted, doomed, rotation
+from gangsim.scheduler.fastpath import attempts, counted, doomed
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
@@ -211,7 +211,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
                     result.failed = {p.uid: message for p in ordered[plan.placed : plan.evaluated]}
                 return result
     if fast.doomed_pass and (fast.placement_passes if fw.placement is not None else fast.counted_pass):  # fast path: a pass where every pod fits, replayed
-        layout = counted.layout(fw, pods)
+        layout = counted.layout(fw, pods, big=fast.counted_windows)
         if layout is not None:
             fw.counted_passes += 1
             return counted_pass(fw, st, pods, layout)
@@ -252,7 +252,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
     return result
 
 
-def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: rotation.Layout) -> GroupResult:
+def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: counted.Replay) -> GroupResult:
     """``default_pass`` when every pod finds a node and the searches are replayed
     (``fastpath.counted``): PlacementFeasible after each pod as the pass runs it, the i-th pod in
     pod order on the row the i-th search takes; nothing is placed, so nothing to revert."""
@@ -265,7 +265,7 @@ def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: 
         status = fw.run_placement_feasible(st, scheduled, len(pods) - evaluated)
         if status is not None and status.code == Code.UNSCHEDULABLE:
             break
-    rows = doomed.searches(fw, layout, evaluated)
+    rows = counted.searches(fw, layout, evaluated)
     return GroupResult(wait_as_unschedulable(status), evaluated=evaluated, placed=list(zip(ordered, rows)))
 
 

@@ -9,33 +9,49 @@ depend on the counts alone. The caller runs those verdicts; ``layout`` says whet
 can be replayed and ``doomed.searches`` replays it. Kept per search like the doomed plans.
 
 Without a placement (``FastPath.counted_pass``) the same replay places a successful gang of an
-HPC log, whose pods each take a whole node, without a Filter and Score pass per pod.
+HPC log, whose pods each take a whole node, without a Filter and Score pass per pod; on a cluster
+of ``MAX_ROWS`` nodes or more, ``windows`` replays only the windows the pass's searches reach
+(``FastPath.counted_windows``).
 """
 
 from __future__ import annotations
 
-from gangsim.scheduler.fastpath import doomed, rotation
+from gangsim.scheduler.fastpath import doomed, rotation, windows
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 
 MAX_ROWS = 1024  # without a placement, try only clusters of fewer nodes (``layout``)
 
 
-def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
-    """The pass's ``rotation.Layout`` when every one of ``pods`` (one signature, none
-    nominated) finds a node and the searches can be replayed; None otherwise.
+Replay = rotation.Layout | windows.Windows
+
+
+def layout(fw: doomed.Runner, pods: list[PodInfo], *, big: bool = False) -> Replay | None:
+    """How the pass can be replayed when every one of ``pods`` (one signature, none nominated)
+    finds a node: its ``rotation.Layout``, or its ``windows.Windows``; None otherwise.
 
     Without a KEP-5732 placement (``FastPath.counted_pass``) the search runs over every node:
     a big cluster's rows mostly take several pods each, which ``rotation.row_keys`` would have
-    to score with tentative pods, so it is tried only on clusters of fewer than ``MAX_ROWS``
-    nodes, where looking costs little (whole-node pods on an HPC cluster: each row takes one
-    pod, nothing to rescore)."""
+    to score with tentative pods, so a layout is tried only on clusters of fewer than
+    ``MAX_ROWS`` nodes, where looking costs little (whole-node pods on an HPC cluster: each row
+    takes one pod, nothing to rescore); on bigger ones, with ``big``
+    (``FastPath.counted_windows``), only the windows the searches reach."""
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
     if fw.placement is None:  # a successful gang binds: its layout will not come again, so none is kept
-        return _layout(fw, pods, kept=False) if len(fw.snapshot.nodes.order) < MAX_ROWS else None
+        if len(fw.snapshot.nodes.order) < MAX_ROWS:
+            return _layout(fw, pods, kept=False)
+        return windows.plan(fw, pods) if big else None
     return doomed.kept(fw, pods, ("counted",), lambda: _layout(fw, pods))
+
+
+def searches(fw: doomed.Runner, replay: Replay, count: int) -> list[int]:
+    """The rows the first ``count`` searches of the replayed pass take, in order; the search
+    state moves as theirs would."""
+    if isinstance(replay, windows.Windows):
+        return windows.searches(fw, replay, count)
+    return doomed.searches(fw, replay, count)
 
 
 def _layout(fw: doomed.Runner, pods: list[PodInfo], *, kept: bool = True) -> rotation.Layout | None:
