@@ -25,8 +25,6 @@ state (start index, rows evaluated, cache hits) moves as the k searches move it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from gangsim.scheduler.fastpath import doomed
@@ -34,21 +32,22 @@ from gangsim.scheduler.fastpath.signatures import SignatureEntry
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.types import PodInfo
 
-_NO_ROW = np.iinfo(np.int64).max
 
 
-@dataclass(frozen=True, slots=True)
 class Windows:
     """The pass's searches as far as Filter goes: ``found`` the kT rows its k searches find, in
     order (search i's are ``found[iT:(i+1)T]``), ``stops[j]`` the rotation offset from ``start``
-    of the (jT+1)-th feasible row (where search j stops and search j+1 starts)."""
+    of the ((j+1)T+1)-th feasible row (where search j stops and search j+1 starts)."""
 
-    entry: SignatureEntry
-    start: int
-    num_nodes: int
-    to_find: int
-    found: np.ndarray
-    stops: np.ndarray
+    __slots__ = ("entry", "start", "num_nodes", "to_find", "found", "stops")
+
+    def __init__(self, entry: SignatureEntry, start: int, num_nodes: int, to_find: int, found: np.ndarray, stops: list[int]) -> None:
+        self.entry = entry
+        self.start = start
+        self.num_nodes = num_nodes
+        self.to_find = to_find
+        self.found = found
+        self.stops = stops
 
 
 def plan(fw: doomed.Runner, pods: list[PodInfo]) -> Windows | None:
@@ -64,22 +63,28 @@ def plan(fw: doomed.Runner, pods: list[PodInfo]) -> Windows | None:
     nodes = fw.snapshot.nodes
     n = len(nodes.order)
     to_find = fw.num_feasible_nodes_to_find(n)
-    span = len(pods) * to_find
-    if not n or span >= n:
-        return None
+    k = len(pods)
+    span = k * to_find
+    if span >= n:
+        return None  # the searches cannot end within one rotation
     start = fw.next_start_index % n
-    # the (span+1)-th feasible row lies within the first span + 1 + n_failed rows of the rotation
-    # (``search.window``'s bound, n_failed never undercounting), if within the ring at all
-    rotated = nodes.order2[start : start + min(n, span + 1 + entry.n_failed)]
-    positions = np.flatnonzero(entry.codes[rotated] == 0)
-    if len(positions) <= span:
-        return None  # a search would come round to the rows the pass took: pod by pod
-    found = rotated[positions[:span]]
+    if not entry.n_failed:  # every live row passes Filter: the windows are the rotation's first rows
+        found = nodes.order2[start : start + span]
+        stops = list(range(to_find, span + 1, to_find))
+    else:
+        # the (span+1)-th feasible row lies within the first span + 1 + n_failed rows of the
+        # rotation (``search.window``'s bound, n_failed never undercounting), if within the ring
+        rotated = nodes.order2[start : start + min(n, span + 1 + entry.n_failed)]
+        positions = np.flatnonzero(entry.codes[rotated] == 0)
+        if len(positions) <= span:
+            return None  # a search would come round to the rows the pass took: pod by pod
+        found = rotated[positions[:span]]
+        stops = positions[to_find : span + 1 : to_find].tolist()
     state = CycleState()
     for i, (p, _) in enumerate(fw.scorers):
         if not p.SCORE_PER_ROW and fw.raw_scorers[i](state, pod, found[:to_find]) is not None:
             return None  # a score that counts the pods on other rows: the pass's own pods move it
-    return Windows(entry, start, n, to_find, found, positions[to_find :: to_find][: len(pods)])
+    return Windows(entry, start, n, to_find, found, stops)
 
 
 def searches(fw: doomed.Runner, w: Windows, count: int) -> list[int]:
@@ -87,28 +92,36 @@ def searches(fw: doomed.Runner, w: Windows, count: int) -> list[int]:
     theirs would."""
     to_find = w.to_find
     rows = w.found[: count * to_find]
-    total = np.zeros(len(rows), dtype=np.int64)
+    total: np.ndarray | int = 0
     entry = w.entry
     for i, (p, weight) in enumerate(fw.scorers):
         if not p.SCORE_PER_ROW:
             continue  # Skip (``plan``)
         const = entry.const[i]
         if const is not None:
-            total += const * weight
-            continue
+            continue  # one value on every row: it moves no search's choice
         cached = entry.raw[i]
         if cached is None:
             continue  # Skip
         raw = cached[rows]
         if getattr(p, "NORMALIZE_PER_ROW", False):
-            total += p.normalize(raw) * weight
+            part = p.normalize(raw)
         else:  # NormalizeScore over each search's rows alone
-            for j in range(0, len(rows), to_find):
-                total[j : j + to_find] += p.normalize(raw[j : j + to_find]) * weight
-    totals = total.reshape(count, to_find)
-    best = totals.max(axis=1, keepdims=True)
-    took = np.where(totals == best, rows.reshape(count, to_find), _NO_ROW).min(axis=1)
-    processed = int(w.stops[count - 1])  # the rows the ``count`` searches evaluated, together
+            part = np.concatenate([p.normalize(raw[j : j + to_find]) for j in range(0, len(rows), to_find)])
+        total = total + (part if weight == 1 else part * weight)
+    if isinstance(total, int):
+        totals = np.zeros((count, to_find), dtype=np.int64)
+    else:
+        totals = total.reshape(count, to_find)
+    found = rows.reshape(count, to_find)
+    # the greatest total, the least row of equal totals (``select_host``): a window's rows are in
+    # rotation order, which is ascending row order (``NodeTable.order``) unless the window wraps
+    # round the end of the node order, so there the first greatest is the least row
+    took = found[np.arange(count), totals.argmax(axis=1)]
+    for j in np.flatnonzero(found[:, 0] > found[:, -1]).tolist():  # the (one) window that wraps
+        ties = totals[j] == totals[j].max()
+        took[j] = found[j][ties].min()
+    processed = w.stops[count - 1]  # the rows the ``count`` searches evaluated, together
     fw.next_start_index = (w.start + processed) % w.num_nodes
     fw.filter_rows_evaluated += processed
     fw.signatures.hits += count - 1  # type: ignore[union-attr]  # (``plan``'s entry counted the first)
