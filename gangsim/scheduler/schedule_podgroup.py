@@ -214,7 +214,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
         layout = counted.layout(fw, pods, big=fast.counted_windows)
         if layout is not None:
             fw.counted_passes += 1
-            return counted_pass(fw, st, pods, layout)
+            return counted_pass(fw, st, pods, layout, scheduled0)
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot
     num_nodes = nodes_in_placement(fw)
@@ -252,12 +252,13 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
     return result
 
 
-def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: counted.Replay) -> GroupResult:
+def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: counted.Replay, scheduled0: int) -> GroupResult:
     """``default_pass`` when every pod finds a node and the searches are replayed
     (``fastpath.counted``): PlacementFeasible after each pod as the pass runs it, the i-th pod in
-    pod order on the row the i-th search takes; nothing is placed, so nothing to revert."""
+    pod order on the row the i-th search takes; nothing is placed, so nothing to revert.
+    ``scheduled0``: ``st.scheduled_count()``."""
     ordered = pod_order(pods)
-    scheduled = st.scheduled_count()
+    scheduled = scheduled0
     evaluated, status = 0, None
     for _ in ordered:
         evaluated += 1
