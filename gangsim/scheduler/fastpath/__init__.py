@@ -12,6 +12,8 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
 ``rotation``           where such a pass leaves the rotating search start when searches stop early
 ``counted``            a single-shape pass where every pod fits, replayed (KEP-5732 placements,
                        and without one on clusters of fewer than 1,024 nodes)
+``windows``            the same on clusters of 1,024 nodes or more: only the windows the pass's
+                       searches reach, when they end within one rotation of the nodes
 ``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
                        the unchanged cluster (its diagnosis, FitError text and counted effects)
 ``attempts``           a PodGroup attempt on a scheduler generation unchanged since the group's
