@@ -33,7 +33,6 @@ from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.types import PodInfo
 
 
-
 class Windows:
     """The pass's searches as far as Filter goes: ``found`` the kT rows its k searches find, in
     order (search i's are ``found[iT:(i+1)T]``), ``stops[j]`` the rotation offset from ``start``
