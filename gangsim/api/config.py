@@ -118,6 +118,12 @@ class FastPath:
     # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
     # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
     gated_prefix: bool = True
+    # (issue 16, SB-50k) ``pod``: the next pods of a run (``pod_runs``) placed from one look at
+    # the signature cache's codes and score totals when their searches cover disjoint blocks of
+    # one lap of the rotation and every score is a row's own: each pod's block, best row (and
+    # the RNG's tie draw), search start and rows evaluated as its own pass would find them; the
+    # binds stay pod by pod (``fastpath.run_pass``; needs pod_runs and signature_cache)
+    run_passes: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +160,7 @@ class SchedulerConfig:
             return FastPath(**{f.name: False for f in fields(FastPath)})
         f = self.fast_path
         if not f.signature_cache:
-            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False)
+            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False, run_passes=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

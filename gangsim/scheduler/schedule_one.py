@@ -6,6 +6,7 @@ from __future__ import annotations
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import assume_and_bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
+from gangsim.scheduler.fastpath import run_pass
 from gangsim.scheduler.fastpath.repeat import RepeatedFailures
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
@@ -105,6 +106,10 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
     memo = fw.repeated_failures if fw is not None and fw.recorder is None else None
     if fw is None or memo is None:  # (gangsim explain records each pod's own pass)
         return schedule_one(h, h.queue.peel(run))
+    if fw.fast_path.run_passes and run.popped_done is None:
+        planned = run_pass.plan(fw, run.pods)
+        if planned is not None:
+            return _bind_planned(h, fw, run, planned)
     state = CycleState()
     result, diagnosis = fw.schedule_pod(state, pod, h.generation)
     if result is None and _fail_together(h, fw, memo, state, run, diagnosis):
@@ -144,3 +149,28 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
     requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
     h.log.count("pod_run_attempts", len(pods) - 1)  # a work counter, not in reports: attempts recorded with the first's
     return True
+
+
+def _bind_planned(h: SchedulerHandle, fw: Framework, run: PodRun, planned: run_pass.RunPass) -> int:
+    """``FastPath.run_passes``: the run's first pods placed where their passes would put them
+    (``fastpath.run_pass``), each popped, peeled, attempted and bound as on the reference path;
+    it stops early when a bind changed more than its row or something else is next in the queue
+    (which the reference path pops first). Returns the pods placed, one cycle each."""
+    placed = 0
+    while True:
+        pod = run.pods[0]
+        row = planned.take(placed)
+        e = h.queue.peel(run) if len(run.pods) > 1 else run
+        note_attempt(h, e)
+        h.cluster.attempted(pod)
+        assume_and_bind(h, fw, CycleState(), e, pod, row)  # binds: the pass has no Reserve or Permit plugin
+        placed += 1
+        if placed == planned.size:
+            break
+        nxt = run.pods[0]
+        if nxt.phase is not PodPhase.PENDING or not planned.still_holds(nxt) or not h.queue.next_is(run):
+            break
+        h.queue.pop()  # the run, as the scheduling loop pops it next
+    if placed > 1:
+        h.log.count("run_pass_pods", placed - 1)  # a work counter, not in reports: pods placed without a pass of their own
+    return placed

@@ -363,6 +363,13 @@ class SchedulingQueue:
         self.entities[e.key] = e
         e.where = IN_FLIGHT
 
+    def next_is(self, e: QueuedEntity) -> bool:
+        """``pop`` would return ``e`` now, from activeQ (``FastPath.run_passes``)."""
+        heap = self._active
+        while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
+            heapq.heappop(heap)
+        return bool(heap) and heap[0][2] is e
+
     def has_active(self) -> bool:
         heap = self._active
         while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
