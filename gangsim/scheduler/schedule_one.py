@@ -153,24 +153,26 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
 
 def _bind_planned(h: SchedulerHandle, fw: Framework, run: PodRun, planned: run_pass.RunPass) -> int:
     """``FastPath.run_passes``: the run's first pods placed where their passes would put them
-    (``fastpath.run_pass``), each popped, peeled, attempted and bound as on the reference path;
-    it stops early when a bind changed more than its row or something else is next in the queue
-    (which the reference path pops first). Returns the pods placed, one cycle each."""
+    (``fastpath.run_pass``), each peeled, attempted and bound as on the reference path, where
+    the scheduling loop pops the run between them; it stops early when a bind changed more than
+    its row or something else would be popped next. Returns the pods placed, one cycle each."""
+    queue = h.queue
+    pods = run.pods
     placed = 0
     while True:
-        pod = run.pods[0]
+        pod = pods[placed]
         row = planned.take(placed)
-        e = h.queue.peel(run) if len(run.pods) > 1 else run
+        last = placed == len(pods) - 1
+        e = queue.last_of(run) if last else queue.peel_at(run, placed)
         note_attempt(h, e)
         h.cluster.attempted(pod)
         assume_and_bind(h, fw, CycleState(), e, pod, row)  # binds: the pass has no Reserve or Permit plugin
         placed += 1
-        if placed == planned.size:
+        if last:
             break
-        nxt = run.pods[0]
-        if nxt.phase is not PodPhase.PENDING or not planned.still_holds(nxt) or not h.queue.next_is(run):
+        if placed == planned.size or pods[placed].phase is not PodPhase.PENDING or not planned.still_holds(pods[placed]) or not queue.run_is_next(run):
+            queue.put_back(run, placed)
             break
-        h.queue.pop()  # the run, as the scheduling loop pops it next
     if placed > 1:
         h.log.count("run_pass_pods", placed - 1)  # a work counter, not in reports: pods placed without a pass of their own
     return placed
