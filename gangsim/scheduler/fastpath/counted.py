@@ -30,12 +30,17 @@ def layout(fw: doomed.Runner, pods: list[PodInfo]) -> rotation.Layout | None:
     to score with tentative pods, so it is tried only on clusters of fewer than ``MAX_ROWS``
     nodes, where looking costs little (whole-node pods on an HPC cluster: each row takes one
     pod, nothing to rescore)."""
-    signature = pods[0].signature
-    if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
+    if not single_shape(pods):
         return None
     if fw.placement is None:  # a successful gang binds: its layout will not come again, so none is kept
         return _layout(fw, pods, kept=False) if len(fw.snapshot.nodes.order) < MAX_ROWS else None
     return doomed.kept(fw, pods, ("counted",), lambda: _layout(fw, pods))
+
+
+def single_shape(pods: list[PodInfo]) -> bool:
+    """One signature, none nominated."""
+    signature = pods[0].signature
+    return bool(signature) and all(p.signature == signature and p.nominated_row == NO_NODE for p in pods)
 
 
 def _layout(fw: doomed.Runner, pods: list[PodInfo], *, kept: bool = True) -> rotation.Layout | None:

@@ -103,11 +103,15 @@ class RunPass:
         return pod.nominated_row == NO_NODE and not fw.nominator.rows() and not fw.snapshot.affinity_pods
 
 
-def plan(fw: Runner, pods: list[PodInfo]) -> RunPass | None:
+def plan(fw: Runner, pods: list[PodInfo], *, group: bool = False) -> RunPass | None:
     """The searches of the first pods of ``pods`` (a run: one spec, queued one after the other)
-    in one look, or None when the pass is not one (then nothing is changed or counted)."""
+    in one look, or None when the pass is not one (then nothing is changed or counted).
+    ``group``: ``pods`` are a PodGroup pass's (one signature, in pod order), placed tentatively
+    one after the other and bound later, if at all: all of them or None."""
     cache = fw.signatures
-    if cache is None or fw.placement is not None or fw.recorder is not None or fw.reserve_plugins or fw.permit_plugins or fw.nominator.rows():
+    if cache is None or fw.placement is not None or fw.recorder is not None or fw.nominator.rows():
+        return None
+    if not group and (fw.reserve_plugins or fw.permit_plugins):  # the binds between the searches must be plain
         return None
     nodes = fw.snapshot.nodes
     n = len(nodes.order)
@@ -115,7 +119,7 @@ def plan(fw: Runner, pods: list[PodInfo]) -> RunPass | None:
     most = 0  # pods whose searches fit in one lap, if every row were feasible; each not nominated
     while most < len(pods) and (most + 1) * to_find < n and pods[most].nominated_row == NO_NODE:
         most += 1
-    if most < MIN_PODS:
+    if most < MIN_PODS or (group and most < len(pods)):
         return None
     entry = cache.entry(pods[0])
     if entry is None:
@@ -126,7 +130,7 @@ def plan(fw: Runner, pods: list[PodInfo]) -> RunPass | None:
     m = min(most, (len(feasible) - 1) // to_find)
     rows = rotated[feasible[: m * to_find]]
     totals = rotation.row_totals(fw, entry, pods[0], rows, {}) if m >= MIN_PODS and to_find > 1 else None
-    if m < MIN_PODS or (to_find > 1 and totals is None):
+    if m < MIN_PODS or (group and m < len(pods)) or (to_find > 1 and totals is None):
         cache.hits -= 1  # the pass that runs instead asks again (the entry is current then) and counts its own hit
         return None
     stops = feasible[to_find : (m + 1) * to_find : to_find].tolist()
