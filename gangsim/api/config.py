@@ -118,11 +118,13 @@ class FastPath:
     # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
     # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
     gated_prefix: bool = True
-    # (issue 16, SB-50k) ``pod``: the next pods of a run (``pod_runs``) placed from one look at
+    # (issue 16, SB-50k / Gangs-10k) the next pods of a run (``pod_runs``), or a single-shape
+    # PodGroup pass on a cluster too big for ``counted_pass``'s layout, placed from one look at
     # the signature cache's codes and score totals when their searches cover disjoint blocks of
     # one lap of the rotation and every score is a row's own: each pod's block, best row (and
-    # the RNG's tie draw), search start and rows evaluated as its own pass would find them; the
-    # binds stay pod by pod (``fastpath.run_pass``; needs pod_runs and signature_cache)
+    # the RNG's tie draw), search start and rows evaluated as its own pass would find them; a
+    # run's binds stay pod by pod (``fastpath.run_pass``; needs signature_cache; the runs need
+    # pod_runs, the PodGroup pass counted_pass)
     run_passes: bool = True
 
 

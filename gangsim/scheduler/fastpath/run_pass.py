@@ -16,6 +16,15 @@ reference path draws it), where the search state moves, and how many rows it eva
 The binds stay pod by pod (the same queue moves, events and records); between them
 ``RunPass.still_holds`` checks that the bind changed nothing but its own row and the run is still
 the queue's next entity, and the pass stops there otherwise (the next pod gets its own pass).
+
+A single-shape PodGroup pass (``group=True``) is the same sequence of searches, each pod placed
+tentatively before the next search, so on a cluster too big for ``fastpath.counted``'s layout
+(which replays every feasible row) its pods' searches are planned so too when all of them fit in
+one lap; ``schedule_podgroup.counted_pass`` runs PlacementFeasible on the counts.
+
+What the reference path counts is counted alike (rows evaluated, the signature cache's hit per
+pass); ``filter_rows_computed`` is work: the rows the pods took are refreshed when the next pass
+asks, so the last pass's rows may never be.
 """
 
 from __future__ import annotations
