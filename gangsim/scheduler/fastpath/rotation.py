@@ -80,6 +80,11 @@ def row_totals(fw: Runner, entry: SignatureEntry | None, pod: PodInfo, rows: np.
             continue
         if entry is not None:
             cached = entry.raw[i]
+            value = entry.const[i] if entry.const else None
+            if cached is not None and value is not None and len(rows):  # fast path (``FastPath.static_scores``): one raw value on every live row
+                constant.setdefault(i, int(cached[rows[0]]))
+                total += value * weight  # its one NormalizeScore, as ``Framework.score`` adds it
+                continue
             raw = None if cached is None else cached[rows]
         else:
             raw = fw.raw_scorers[i](CycleState(), pod, rows)
