@@ -15,20 +15,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks import shapes
-from builders import SRC, create, delete, make_job, make_node, make_spec, make_trace, placements
+from builders import SRC, create, delete, load_generated, make_job, make_node, make_spec, make_trace, placements
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.api.objects import Pod, TopologySpreadConstraint
 from gangsim.api.selectors import LabelSelector
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.report import build_report, write_report
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.sim.replay import replay
+from tests.golden.cases import SHARED
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 OFF = {
     "no-run-passes": {"fast_path": FastPath(run_passes=False)},
@@ -83,10 +82,8 @@ def _congested(tmp_path: Path, seed: int, *, priorities: int):
         gang_policy=False,
         node_failures=3,
     )
-    path = tmp_path / f"congested-{seed}-{priorities}.jsonl"
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return _with(replace(load_trace([path]), horizon_ms=5 * 3_600_000), percentage_of_nodes_to_score=10)
+    trace = load_generated(spec, tmp_path / f"congested-{seed}-{priorities}.jsonl")
+    return _with(replace(trace, horizon_ms=5 * 3_600_000), percentage_of_nodes_to_score=10)
 
 
 @pytest.mark.parametrize("priorities", [1, 2])
