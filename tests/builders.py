@@ -164,3 +164,13 @@ def events_of(log, name: str, reason: str | None = None) -> list[tuple[int, str,
 
 def victims(log) -> list[str]:
     return sorted(v.victim_pod.split("/", 1)[1] for v in log.victims)
+
+
+def load_generated(spec, path) -> Trace:
+    """``gangsim generate``'s trace for ``spec`` (a ``GeneratorSpec``), written to ``path`` and loaded."""
+    from gangsim.load import load_trace
+    from gangsim.load.generate import generate, write_jsonl
+
+    with path.open("wb") as out:
+        write_jsonl(generate(spec), out)
+    return load_trace([path])

@@ -123,6 +123,14 @@ class FastPath:
     # window's best picked in numpy, instead of a Filter and Score pass per pod
     # (``fastpath.windows``; needs counted_pass)
     counted_windows: bool = True
+    # (issue 16, SB-50k / Gangs-10k) the next pods of a run (``pod_runs``), or a single-shape
+    # PodGroup pass on a cluster too big for ``counted_pass``'s layout, placed from one look at
+    # the signature cache's codes and score totals when their searches cover disjoint blocks of
+    # one lap of the rotation and every score is a row's own: each pod's block, best row (and
+    # the RNG's tie draw), search start and rows evaluated as its own pass would find them; a
+    # run's binds stay pod by pod (``fastpath.run_pass``; needs signature_cache; the runs need
+    # pod_runs, the PodGroup pass counted_pass)
+    run_passes: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +167,7 @@ class SchedulerConfig:
             return FastPath(**{f.name: False for f in fields(FastPath)})
         f = self.fast_path
         if not f.signature_cache:
-            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False)
+            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False, run_passes=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

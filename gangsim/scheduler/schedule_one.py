@@ -6,6 +6,7 @@ from __future__ import annotations
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import assume_and_bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
+from gangsim.scheduler.fastpath import run_pass
 from gangsim.scheduler.fastpath.repeat import RepeatedFailures
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
@@ -105,6 +106,10 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
     memo = fw.repeated_failures if fw is not None and fw.recorder is None else None
     if fw is None or memo is None:  # (gangsim explain records each pod's own pass)
         return schedule_one(h, h.queue.peel(run))
+    if fw.fast_path.run_passes and run.popped_done is None:
+        planned = run_pass.plan(fw, run.pods)
+        if planned is not None:
+            return _bind_planned(h, fw, run, planned)
     state = CycleState()
     result, diagnosis = fw.schedule_pod(state, pod, h.generation)
     if result is None and _fail_together(h, fw, memo, state, run, diagnosis):
@@ -144,3 +149,30 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
     requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
     h.log.count("pod_run_attempts", len(pods) - 1)  # a work counter, not in reports: attempts recorded with the first's
     return True
+
+
+def _bind_planned(h: SchedulerHandle, fw: Framework, run: PodRun, planned: run_pass.RunPass) -> int:
+    """``FastPath.run_passes``: the run's first pods placed where their passes would put them
+    (``fastpath.run_pass``), each peeled, attempted and bound as on the reference path, where
+    the scheduling loop pops the run between them; it stops early when a bind changed more than
+    its row or something else would be popped next. Returns the pods placed, one cycle each."""
+    queue = h.queue
+    pods = run.pods
+    placed = 0
+    while True:
+        pod = pods[placed]
+        row = planned.take(placed)
+        last = placed == len(pods) - 1
+        e = queue.last_of(run) if last else queue.peel_at(run, placed)
+        note_attempt(h, e)
+        h.cluster.attempted(pod)
+        assume_and_bind(h, fw, CycleState(), e, pod, row)  # binds: the pass has no Reserve or Permit plugin
+        placed += 1
+        if last:
+            break
+        if placed == planned.size or pods[placed].phase is not PodPhase.PENDING or not planned.still_holds(pods[placed]) or not queue.run_is_next(run):
+            queue.put_back(run, placed)
+            break
+    if placed > 1:
+        h.log.count("run_pass_pods", placed - 1)  # a work counter, not in reports: pods placed without a pass of their own
+    return placed

@@ -62,6 +62,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-static-scores": {"fast_path.static_scores": False},
     "no-gated-prefix": {"fast_path.gated_prefix": False},
     "no-counted-windows": {"fast_path.counted_windows": False},
+    "no-run-passes": {"fast_path.run_passes": False},
 }
 
 

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import SRC, create, delete, make_job, make_node, make_trace, patch
+from builders import SRC, create, delete, load_generated, make_job, make_node, make_trace, patch
 from gangsim.api.config import FastPath, Profile, SchedulerConfig
 from gangsim.api.objects import Pod
 from gangsim.explain import explain
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.report import build_report, write_report
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import QueueLocation
@@ -61,10 +61,7 @@ def _congested(tmp_path: Path, seed: int, *, priorities: int):
         gang_policy=False,
         node_failures=2,
     )
-    path = tmp_path / f"congested-{seed}-{priorities}.jsonl"
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=6 * 3_600_000)
+    return replace(load_generated(spec, tmp_path / f"congested-{seed}-{priorities}.jsonl"), horizon_ms=6 * 3_600_000)
 
 
 @pytest.mark.parametrize("priorities", [1, 2])

@@ -67,7 +67,7 @@ class Runner(Protocol):
     raw_scorers: list  # per scorer: (state, pod, rows) -> raw scores or None (Skip)
 
 
-def _totals(fw: Runner, entry: SignatureEntry | None, pod: PodInfo, rows: np.ndarray, constant: dict[int, int]) -> np.ndarray | None:
+def row_totals(fw: Runner, entry: SignatureEntry | None, pod: PodInfo, rows: np.ndarray, constant: dict[int, int]) -> np.ndarray | None:
     """``Σ weight × NormalizeScore(raw)`` of ``rows`` as it is the same over any subset of rows a
     search may find, from the signature's cached raw scores (``entry``) or the plugins'; None
     when a scorer normalises over the found rows and does not see one value everywhere
@@ -80,6 +80,11 @@ def _totals(fw: Runner, entry: SignatureEntry | None, pod: PodInfo, rows: np.nda
             continue
         if entry is not None:
             cached = entry.raw[i]
+            value = entry.const[i] if entry.const else None
+            if cached is not None and value is not None and len(rows):  # fast path (``FastPath.static_scores``): one raw value on every live row
+                constant.setdefault(i, int(cached[rows[0]]))
+                total += value * weight  # its one NormalizeScore, as ``Framework.score`` adds it
+                continue
             raw = None if cached is None else cached[rows]
         else:
             raw = fw.raw_scorers[i](CycleState(), pod, rows)
@@ -101,7 +106,7 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
     if need > MAX_RESCORED or need >= len(pods):
         return None
     constant: dict[int, int] = {}
-    first = _totals(fw, entry, pods[0], rows, constant)
+    first = row_totals(fw, entry, pods[0], rows, constant)
     if first is None:
         return None
     keys = [[(-int(t), int(r))] for t, r in zip(first.tolist(), rows.tolist())]
@@ -110,7 +115,7 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
         for k in range(1, int(per_row.max()) if len(per_row) else 1):
             again = np.flatnonzero(per_row > k)
             placed.enter_context(fw.snapshot.with_pods([(next(spare), int(rows[i])) for i in again.tolist()]))
-            totals = _totals(fw, None, pods[-1], rows[again], constant)
+            totals = row_totals(fw, None, pods[-1], rows[again], constant)
             if totals is None:
                 return None
             for i, t in zip(again.tolist(), totals.tolist()):

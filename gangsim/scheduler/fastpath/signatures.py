@@ -29,7 +29,7 @@ from gangsim.scheduler.framework.types import PodInfo
 
 MAX_ENTRIES = 4096
 MAX_LOGGED = 64  # refresh from the node table's change log up to this many touched rows
-MAX_SCALAR = 8  # refresh up to this many changed rows on Python scalars (``Runner.row_refresh``)
+MAX_SCALAR = 16  # refresh up to this many changed rows on Python scalars (``Runner.row_refresh``; a run pass's 9 rows: 0.12 s less on SB-50k than numpy)
 
 
 class Runner(Protocol):

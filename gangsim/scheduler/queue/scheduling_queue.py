@@ -421,14 +421,51 @@ class SchedulingQueue:
         or backoffQ at the same time), where they were on the reference path meanwhile."""
         one = self._single(run, 0)
         one.where = IN_FLIGHT
-        del run.pods[0], run.seqs[0]
-        run.seq = run.seqs[0]
-        run.failures = run.pre_enqueue_memo = None
+        self._drop_head(run, 1)
         if run.popped_done is None:
             self._push_active(run)
         else:
             self._push_backoff(run, done=run.popped_done)
         return one
+
+    @staticmethod
+    def _drop_head(run: PodRun, k: int) -> None:
+        """``run``'s first ``k`` pods left it (peeled)."""
+        del run.pods[:k], run.seqs[:k]
+        run.seq = run.seqs[0]
+        run.failures = run.pre_enqueue_memo = None
+
+    # (FastPath.run_passes) a cycle that places several of a run's pods one after the other
+    # peels them as ``peel`` does, except that the run stays in flight in between and the peeled
+    # pods leave its lists at once (deleting a long list's head pod by pod is quadratic): nothing
+    # a bind does reads an entity in flight; ``run_is_next`` answers what ``pop`` would.
+    def peel_at(self, run: PodRun, i: int) -> QueuedEntity:
+        """``peel`` of ``run``'s pod ``i`` when pods ``0..i-1`` were peeled by ``peel_at`` in
+        this cycle: its own entity, in flight; the run's head is then pod ``i+1`` (the last pod is
+        the run itself: ``last_of``)."""
+        one = self._single(run, i)
+        one.where = IN_FLIGHT
+        run.seq = run.seqs[i + 1]
+        run.failures = run.pre_enqueue_memo = None
+        return one
+
+    def last_of(self, run: PodRun) -> PodRun:
+        """``run`` of one pod, its last: the others were peeled by ``peel_at``."""
+        self._drop_head(run, len(run.pods) - 1)
+        return run
+
+    def put_back(self, run: PodRun, peeled: int) -> None:
+        """After ``peel_at`` of ``run``'s first ``peeled`` pods: the run as ``peel`` leaves it (it
+        was popped from activeQ)."""
+        self._drop_head(run, peeled)
+        self._push_active(run)
+
+    def run_is_next(self, run: PodRun) -> bool:
+        """``pop`` would return ``run`` were it back in activeQ (``put_back``)."""
+        heap = self._active
+        while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
+            heapq.heappop(heap)
+        return not heap or self._sort_key(run) < heap[0][0]
 
     def single(self, e: QueuedEntity | None, pod: PodInfo) -> QueuedEntity | None:
         """``pod``'s own entity: when ``e`` (its entity) is a run of several pods, the run is split
