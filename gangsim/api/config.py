@@ -123,13 +123,11 @@ class FastPath:
     # window's best picked in numpy, instead of a Filter and Score pass per pod
     # (``fastpath.windows``; needs counted_pass)
     counted_windows: bool = True
-    # (issue 16, SB-50k / Gangs-10k) the next pods of a run (``pod_runs``), or a single-shape
-    # PodGroup pass on a cluster too big for ``counted_pass``'s layout, placed from one look at
-    # the signature cache's codes and score totals when their searches cover disjoint blocks of
+    # (issue 16, SB-50k) the next pods of a run (``pod_runs``) placed from one look at the
+    # signature cache's codes and score totals when their searches cover disjoint blocks of
     # one lap of the rotation and every score is a row's own: each pod's block, best row (and
-    # the RNG's tie draw), search start and rows evaluated as its own pass would find them; a
-    # run's binds stay pod by pod (``fastpath.run_pass``; needs signature_cache; the runs need
-    # pod_runs, the PodGroup pass counted_pass)
+    # the RNG's tie draw), search start and rows evaluated as its own pass would find them; the
+    # binds stay pod by pod (``fastpath.run_pass``; needs signature_cache and pod_runs)
     run_passes: bool = True
 
 

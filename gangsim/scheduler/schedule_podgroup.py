@@ -10,14 +10,13 @@ reverted before submission; successful pods are then assumed for real and bound.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from operator import attrgetter, countOf
 
 from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
-from gangsim.scheduler.fastpath import attempts, counted, doomed, run_pass
+from gangsim.scheduler.fastpath import attempts, counted, doomed
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
@@ -215,12 +214,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
         layout = counted.layout(fw, pods, big=fast.counted_windows)
         if layout is not None:
             fw.counted_passes += 1
-            return counted_pass(fw, st, pods, lambda evaluated: counted.searches(fw, layout, evaluated), scheduled0)
-        # fast path (FastPath.run_passes): a cluster too big for the layout, the searches in one lap
-        planned = run_pass.plan(fw, group_pod_order(fw, st, pods), group=True) if fw.placement is None and fast.run_passes and counted.single_shape(pods) else None
-        if planned is not None:
-            fw.counted_passes += 1
-            return counted_pass(fw, st, pods, lambda evaluated: [planned.take(i) for i in range(evaluated)], scheduled0)
+            return counted_pass(fw, st, pods, layout, scheduled0)
     failed_signatures: dict[tuple, str] = {}
     snapshot = fw.snapshot
     num_nodes = nodes_in_placement(fw)
@@ -258,12 +252,11 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
     return result
 
 
-def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], searches: Callable[[int], list[int]], scheduled0: int) -> GroupResult:
+def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: counted.Replay, scheduled0: int) -> GroupResult:
     """``default_pass`` when every pod finds a node and the searches are replayed
-    (``fastpath.counted``, ``fastpath.run_pass``): PlacementFeasible after each pod as the pass
-    runs it, the i-th pod in pod order on the row the i-th search takes (``searches(k)``: the
-    first k searches' rows, the search state moved by them); nothing is placed, so nothing to
-    revert. ``scheduled0``: ``st.scheduled_count()``."""
+    (``fastpath.counted``): PlacementFeasible after each pod as the pass runs it, the i-th pod in
+    pod order on the row the i-th search takes; nothing is placed, so nothing to revert.
+    ``scheduled0``: ``st.scheduled_count()``."""
     ordered = pod_order(pods)
     scheduled = scheduled0
     evaluated, status = 0, None
@@ -273,7 +266,7 @@ def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], searches
         status = fw.run_placement_feasible(st, scheduled, len(pods) - evaluated)
         if status is not None and status.code == Code.UNSCHEDULABLE:
             break
-    rows = searches(evaluated)
+    rows = counted.searches(fw, layout, evaluated)
     return GroupResult(wait_as_unschedulable(status), evaluated=evaluated, placed=list(zip(ordered, rows)))
 
 

@@ -31,9 +31,9 @@ _SOFT = (Taint("soft", "x", "PreferNoSchedule"), Taint("slow", "y", "PreferNoSch
 _TOLERATE = (Toleration("soft", "Equal", "x", "PreferNoSchedule"),)
 
 
-def _report_bytes(trace, policy: str, out: Path, counters: dict | None = None, **changes) -> dict[str, bytes]:
+def _report_bytes(trace, policy: str, out: Path, counters: dict | None = None, seed: int | None = None, **changes) -> dict[str, bytes]:
     config = trace.config.with_changes(**changes) if changes else trace.config
-    log = replay(trace, policy, config=config)
+    log = replay(trace, policy, config=config, seed=seed)
     if counters is not None:
         counters.update(log.counters)
     write_report(build_report(log), out)
@@ -87,6 +87,24 @@ def _count_schedule_pod(monkeypatch) -> list[int]:
 
 
 # ---- A/B on report bytes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_whole_node_gangs_filling_a_big_cluster_write_the_same_report(seed, tmp_path):
+    """1,100 nodes, 10 % scored (110 rows a search): 600 gangs of 2 whole-node GPU pods fill the
+    nodes (failing rows in the searches; once fewer than 221 nodes are free the searches no
+    longer fit and the pass runs pod by pod) until the last gangs fail (the doomed pass); with
+    and without ``--seed`` (the RNG's tie draws)."""
+    trace = shapes.gang_shape(nodes=1100, gangs=600, size=2, gpus_per_node=8, gpus_per_pod=8)
+    on_counters: dict = {}
+    on = _report_bytes(trace, "gang", tmp_path / "on", on_counters, seed, percentage_of_nodes_to_score=10)
+    off_counters: dict = {}
+    for switch, changes in OFF.items():
+        counters: dict = {}
+        assert on == _report_bytes(trace, "gang", tmp_path / switch, counters, seed, percentage_of_nodes_to_score=10, **changes), switch
+        if switch == "no-counted-windows":
+            off_counters = counters
+    assert on_counters["counted_passes"] - off_counters["counted_passes"] >= 30  # the windows are exercised
 
 
 @pytest.mark.parametrize(

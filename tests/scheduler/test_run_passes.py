@@ -145,41 +145,6 @@ def test_a_pod_moved_ahead_by_a_bind_stops_the_pass(tmp_path, monkeypatch):
     _same_reports(trace, tmp_path, None)
 
 
-# ---- a PodGroup's pass (gang) on a cluster too big for the counted layout ------------------------
-@pytest.mark.parametrize("seed", [None, 3])
-def test_gangs_on_a_big_cluster_write_the_same_report(seed, tmp_path):
-    """1,100 nodes (the counted layout is for fewer than 1,024), 10 % scored (110 rows a
-    search): 300 gangs of 3 small pods, and 600 gangs of 2 whole-node GPU pods, which fill the
-    nodes (failing rows in the searches; once fewer than 221 nodes are free, two searches no
-    longer fit in one lap and the pass runs pod by pod) until the last gangs fail (the doomed
-    pass). Each group's searches are planned in one look, then bound through the gang's Permit."""
-    small = _with(shapes.gang_shape(nodes=1100, gangs=300, size=3), percentage_of_nodes_to_score=10)
-    whole = _with(shapes.gang_shape(nodes=1100, gangs=600, size=2, gpus_per_node=8, gpus_per_pod=8), percentage_of_nodes_to_score=10)
-    for trace in (small, whole):
-        log = replay(trace, "gang", seed=seed)
-        assert log.counters["counted_passes"] >= 30
-        on = _report_bytes(trace, tmp_path / f"{trace.name}-on", seed, policy="gang")
-        for switch in ("no-run-passes", "no-batching"):
-            assert on == _report_bytes(trace, tmp_path / f"{trace.name}-{switch}", seed, policy="gang", **OFF[switch]), switch
-
-
-def test_a_gang_takes_no_pass_per_pod(monkeypatch):
-    """The guard: 200 gangs of 3 on 3,000 nodes (adaptive: 780 rows a search, so a gang's three
-    searches fit in one lap) are placed without a Filter/Score pass per pod."""
-    calls: Counter[str] = Counter()
-    original = Framework.schedule_pod
-
-    def counting(self, *args, **kw):
-        calls["schedule_pod"] += 1
-        return original(self, *args, **kw)
-
-    monkeypatch.setattr(Framework, "schedule_pod", counting)
-    log = replay(shapes.gang_shape(nodes=3000, gangs=200, size=3), "gang")
-    assert log.counters["counted_passes"] == 200
-    assert calls["schedule_pod"] == 0
-    assert sum(1 for p in log.pods if p.node) == 600
-
-
 # ---- a property over clusters of a few hundred nodes ---------------------------------------------
 _jobs = st.lists(st.tuples(st.integers(2, 40), st.sampled_from([0.5, 1, 2, 4]), st.sampled_from([0, 0, 10]), st.integers(0, 300), st.integers(30, 900)),
                  min_size=1, max_size=6)

@@ -36,7 +36,8 @@ def layout(fw: doomed.Runner, pods: list[PodInfo], *, big: bool = False) -> Repl
     ``MAX_ROWS`` nodes, where looking costs little (whole-node pods on an HPC cluster: each row
     takes one pod, nothing to rescore); on bigger ones, with ``big``
     (``FastPath.counted_windows``), only the windows the searches reach."""
-    if not single_shape(pods):
+    signature = pods[0].signature
+    if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
     if fw.placement is None:  # a successful gang binds: its layout will not come again, so none is kept
         if len(fw.snapshot.nodes.order) < MAX_ROWS:
@@ -51,12 +52,6 @@ def searches(fw: doomed.Runner, replay: Replay, count: int) -> list[int]:
     if isinstance(replay, windows.Windows):
         return windows.searches(fw, replay, count)
     return doomed.searches(fw, replay, count)
-
-
-def single_shape(pods: list[PodInfo]) -> bool:
-    """One signature, none nominated."""
-    signature = pods[0].signature
-    return bool(signature) and all(p.signature == signature and p.nominated_row == NO_NODE for p in pods)
 
 
 def _layout(fw: doomed.Runner, pods: list[PodInfo], *, kept: bool = True) -> rotation.Layout | None:

@@ -17,11 +17,6 @@ The binds stay pod by pod (the same queue moves, events and records); between th
 ``RunPass.still_holds`` checks that the bind changed nothing but its own row and the run is still
 the queue's next entity, and the pass stops there otherwise (the next pod gets its own pass).
 
-A single-shape PodGroup pass (``group=True``) is the same sequence of searches, each pod placed
-tentatively before the next search, so on a cluster too big for ``fastpath.counted``'s layout
-(which replays every feasible row) its pods' searches are planned so too when all of them fit in
-one lap; ``schedule_podgroup.counted_pass`` runs PlacementFeasible on the counts.
-
 What the reference path counts is counted alike (rows evaluated, the signature cache's hit per
 pass); ``filter_rows_computed`` is work: the rows the pods took are refreshed when the next pass
 asks, so the last pass's rows may never be.
@@ -112,15 +107,13 @@ class RunPass:
         return pod.nominated_row == NO_NODE and not fw.nominator.rows() and not fw.snapshot.affinity_pods
 
 
-def plan(fw: Runner, pods: list[PodInfo], *, group: bool = False) -> RunPass | None:
+def plan(fw: Runner, pods: list[PodInfo]) -> RunPass | None:
     """The searches of the first pods of ``pods`` (a run: one spec, queued one after the other)
-    in one look, or None when the pass is not one (then nothing is changed or counted).
-    ``group``: ``pods`` are a PodGroup pass's (one signature, in pod order), placed tentatively
-    one after the other and bound later, if at all: all of them or None."""
+    in one look, or None when the pass is not one (then nothing is changed or counted)."""
     cache = fw.signatures
     if cache is None or fw.placement is not None or fw.recorder is not None or fw.nominator.rows():
         return None
-    if not group and (fw.reserve_plugins or fw.permit_plugins):  # the binds between the searches must be plain
+    if fw.reserve_plugins or fw.permit_plugins:  # the binds between the searches must be plain
         return None
     nodes = fw.snapshot.nodes
     n = len(nodes.order)
@@ -128,7 +121,7 @@ def plan(fw: Runner, pods: list[PodInfo], *, group: bool = False) -> RunPass | N
     most = 0  # pods whose searches fit in one lap, if every row were feasible; each not nominated
     while most < len(pods) and (most + 1) * to_find < n and pods[most].nominated_row == NO_NODE:
         most += 1
-    if most < MIN_PODS or (group and most < len(pods)):
+    if most < MIN_PODS:
         return None
     entry = cache.entry(pods[0])
     if entry is None:
@@ -139,7 +132,7 @@ def plan(fw: Runner, pods: list[PodInfo], *, group: bool = False) -> RunPass | N
     m = min(most, (len(feasible) - 1) // to_find)
     rows = rotated[feasible[: m * to_find]]
     totals = rotation.row_totals(fw, entry, pods[0], rows, {}) if m >= MIN_PODS and to_find > 1 else None
-    if m < MIN_PODS or (group and m < len(pods)) or (to_find > 1 and totals is None):
+    if m < MIN_PODS or (to_find > 1 and totals is None):
         cache.hits -= 1  # the pass that runs instead asks again (the entry is current then) and counts its own hit
         return None
     stops = feasible[to_find : (m + 1) * to_find : to_find].tolist()

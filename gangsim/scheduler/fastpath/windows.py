@@ -12,9 +12,10 @@ so every row a search evaluates has the Filter code and raw scores the pass's fi
 read other rows (``SCORE_PER_ROW`` False) skip for the pod, which for a signable pod does not
 depend on the pass's own pods (no pod affinity, no spread constraints; checked on the first pod).
 
-Search i takes what ``Framework.score`` and ``select_host`` (no RNG) pick over its window's
-rows: the greatest Σ weight × NormalizeScore (normalised over that window alone, or one value
-everywhere: ``SignatureEntry.const``), the least row of equal totals. One gather over the
+Search i takes what ``Framework.score`` and ``select_host`` pick over its window's rows: the
+greatest Σ weight × NormalizeScore (normalised over that window alone, or one value everywhere:
+``SignatureEntry.const``), the least row of equal totals, or with ``--seed`` the RNG's draw among
+them in search order, one draw per window with ties, in pod order as the pods' passes draw. One gather over the
 rotation's first kT + 1 + n_failed rows and the k windows' scores as one (k, T) array replace k
 searches and the k - 1 signature refreshes of the rows the pass took between them; the search
 state (start index, rows evaluated, cache hits) moves as the k searches move it.
@@ -53,7 +54,7 @@ def plan(fw: doomed.Runner, pods: list[PodInfo]) -> Windows | None:
     """The windows of a pass of ``pods`` (one signature, none nominated: the caller's check)
     over every node, when its searches end within one rotation and the scores are the rows' own
     as above; None otherwise (the pass runs pod by pod)."""
-    if fw.placement is not None or fw.rng is not None or fw.signatures is None or fw.nominator.rows():
+    if fw.placement is not None or fw.signatures is None or fw.nominator.rows():
         return None
     pod = pods[0]
     entry = fw.signatures.entry(pod)  # refreshed here as the first pod's search refreshes it
@@ -113,13 +114,19 @@ def searches(fw: doomed.Runner, w: Windows, count: int) -> list[int]:
     else:
         totals = total.reshape(count, to_find)
     found = rows.reshape(count, to_find)
-    # the greatest total, the least row of equal totals (``select_host``): a window's rows are in
-    # rotation order, which is ascending row order (``NodeTable.order``) unless the window wraps
-    # round the end of the node order, so there the first greatest is the least row
-    took = found[np.arange(count), totals.argmax(axis=1)]
-    for j in np.flatnonzero(found[:, 0] > found[:, -1]).tolist():  # the (one) window that wraps
-        ties = totals[j] == totals[j].max()
-        took[j] = found[j][ties].min()
+    if fw.rng is not None:  # ``select_host`` with ``--seed``: one draw among a window's ties (in search order), pod by pod
+        took = found[np.arange(count), totals.argmax(axis=1)]
+        for j in np.flatnonzero((totals == totals.max(axis=1)[:, None]).sum(axis=1) > 1).tolist():
+            ties = found[j][totals[j] == totals[j].max()]
+            took[j] = ties[int(fw.rng.integers(len(ties)))]
+    else:
+        # the greatest total, the least row of equal totals: a window's rows are in rotation
+        # order, which is ascending row order (``NodeTable.order``) unless the window wraps
+        # round the end of the node order, so there the first greatest is the least row
+        took = found[np.arange(count), totals.argmax(axis=1)]
+        for j in np.flatnonzero(found[:, 0] > found[:, -1]).tolist():  # the (one) window that wraps
+            ties = totals[j] == totals[j].max()
+            took[j] = found[j][ties].min()
     processed = w.stops[count - 1]  # the rows the ``count`` searches evaluated, together
     fw.next_start_index = (w.start + processed) % w.num_nodes
     fw.filter_rows_evaluated += processed
