@@ -118,6 +118,12 @@ class FastPath:
     # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
     # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
     gated_prefix: bool = True
+    # (issue 16, NASA-permit) GangScheduling's Permit activates a waiting gang's pending pods
+    # (quadratic per gang: each member that waits walks its siblings); a walk that left every
+    # sibling where activation changes nothing is not repeated while the queue's activation
+    # epoch (``SchedulingQueue.activation_epoch``: an entity entered backoffQ, the unschedulable
+    # pool or the gated set, or a run of several pods was queued) is unchanged
+    sibling_activation: bool = True
 
 
 @dataclass(frozen=True, slots=True)

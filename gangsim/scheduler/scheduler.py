@@ -101,6 +101,7 @@ class Scheduler:
         self.config = config
         self._gated_siblings = config.effective_fast_path.gated_siblings  # see _group_event
         self._gated_prefix = self._gated_siblings and config.effective_fast_path.gated_prefix
+        self._sibling_activation = config.effective_fast_path.sibling_activation  # see activation_epoch
         self._prefixes: dict[str, GatedPrefix] = {}  # group key -> what its last group event found
         self._member_removals = 0  # members removed from any group so far (``_prefix_stamp``)
         self.policy = policy
@@ -174,6 +175,9 @@ class Scheduler:
             e = self.queue.single(self._entity_of.get(pod.uid), pod)
             if e is not None:
                 self.queue.activate(e)
+
+    def activation_epoch(self) -> int | None:
+        return self.queue.activation_epoch if self._sibling_activation else None
 
     def victim_priority(self, pod: PodInfo) -> int:
         """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5); in

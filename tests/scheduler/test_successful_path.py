@@ -36,6 +36,7 @@ OFF = {
     "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
     "no-gated-siblings": {"fast_path": FastPath(gated_siblings=False)},
     "no-gated-prefix": {"fast_path": FastPath(gated_prefix=False)},
+    "no-sibling-activation": {"fast_path": FastPath(sibling_activation=False)},
     "no-batching": {"opportunistic_batching": False},
 }
 

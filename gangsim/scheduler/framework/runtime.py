@@ -65,6 +65,8 @@ class Services(Protocol):
 
     def activate(self, pods: list[PodInfo]) -> None: ...
 
+    def activation_epoch(self) -> int | None: ...
+
 
 RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
 def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
@@ -141,6 +143,7 @@ class Framework(Handle):
         self.victim_priority = services.victim_priority  # type: ignore[method-assign]
         self.bump = services.bump  # type: ignore[method-assign]
         self.activate = services.activate  # type: ignore[method-assign]
+        self.activation_epoch = services.activation_epoch  # type: ignore[method-assign]
         # one instance per plugin name, shared by every extension point it is enabled at
         instances: dict[str, Plugin] = {}
         lists: dict[str, list] = {}
@@ -215,7 +218,7 @@ class Framework(Handle):
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
 
-    # ---- Handle: pod_group, pdbs, victim_priority, bump and activate are the Services' (bound above)
+    # ---- Handle: pod_group, pdbs, victim_priority, bump, activate and activation_epoch are the Services' (bound above)
     def run_pod_group_algorithm(self, group: PodGroupState, pods: list[PodInfo]) -> GroupResult:
         return self._group_algorithm(self, group, pods)
 
