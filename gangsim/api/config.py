@@ -124,6 +124,11 @@ class FastPath:
     # epoch (``SchedulingQueue.activation_epoch``: an entity entered backoffQ, the unschedulable
     # pool or the gated set, or a run of several pods was queued) is unchanged
     sibling_activation: bool = True
+    # (issue 16, NASA under ``permit`` and ``pod``) pod-by-pod cycles of one shape where every pod
+    # finds a node (a gang's pods under ``permit``, a PodRun's under ``pod``) get the rows the
+    # counted pass's searches take (``fastpath.counted_searches``: ``rotation.steps`` on the
+    # ``counted.layout``), each step checked against the node table; needs doomed_pass
+    counted_searches: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-static-scores": {"fast_path.static_scores": False},
     "no-gated-prefix": {"fast_path.gated_prefix": False},
     "no-sibling-activation": {"fast_path.sibling_activation": False},
+    "no-counted-searches": {"fast_path.counted_searches": False},
 }
 
 

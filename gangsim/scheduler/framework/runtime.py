@@ -25,6 +25,7 @@ import numpy as np
 from gangsim.api.objects import PodDisruptionBudget
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.fastpath import search
+from gangsim.scheduler.fastpath.counted_searches import CountedSearches
 from gangsim.scheduler.fastpath.repeat import RepeatedFailures
 from gangsim.scheduler.fastpath.signatures import SignatureCache, row_raw_scorer
 from gangsim.scheduler.fastpath.static_cache import StaticFilterCache
@@ -217,6 +218,7 @@ class Framework(Handle):
         self.static_scorers = [fast.static_scores and p.SCORE_PER_ROW and p.SCORE_NODE_STATIC for p, _ in self.scorers]  # kept until a static change
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
+        self.counted_searches = CountedSearches(self) if fast.counted_searches and fast.doomed_pass else None
 
     # ---- Handle: pod_group, pdbs, victim_priority, bump, activate and activation_epoch are the Services' (bound above)
     def run_pod_group_algorithm(self, group: PodGroupState, pods: list[PodInfo]) -> GroupResult:
@@ -530,14 +532,18 @@ class Framework(Handle):
             return int(ties[int(self.rng.integers(len(ties)))])
         return int(ties.min())  # earliest node in the trace's node order
 
-    def schedule_pod(self, state: CycleState, pod: PodInfo, generation: int | None = None) -> tuple[ScheduleResult | None, Diagnosis]:
+    def schedule_pod(self, state: CycleState, pod: PodInfo, generation: int | None = None, upcoming: Callable[[], list[PodInfo]] | None = None) -> tuple[ScheduleResult | None, Diagnosis]:
         """``generation``: the scheduler's, for a pod-by-pod cycle (the fast path may replay a
-        pass that failed on this same cluster state, ``fastpath.repeat``)."""
+        pass that failed on this same cluster state, ``fastpath.repeat``); ``upcoming``: ``pod``
+        and the pods of its shape likely next (``fastpath.counted_searches`` may replay the pass)."""
         memo = self.repeated_failures if generation is not None else None
         if memo is not None:
             repeated = memo.replay(pod, generation)  # type: ignore[arg-type]
             if repeated is not None:
                 return None, repeated
+        counted = self.counted_searches if upcoming is not None and self.recorder is None else None
+        if counted is not None and (row := counted.take(pod, upcoming)) is not None:  # type: ignore[arg-type]
+            return ScheduleResult(row, 0, 1), Diagnosis()
         evaluated, start = self.filter_rows_evaluated, self.next_start_index
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:
