@@ -101,7 +101,6 @@ class Scheduler:
         self.config = config
         self._gated_siblings = config.effective_fast_path.gated_siblings  # see _group_event
         self._gated_prefix = self._gated_siblings and config.effective_fast_path.gated_prefix
-        self._sibling_activation = config.effective_fast_path.sibling_activation  # see activation_epoch
         self._prefixes: dict[str, GatedPrefix] = {}  # group key -> what its last group event found
         self._member_removals = 0  # members removed from any group so far (``_prefix_stamp``)
         self.policy = policy
@@ -177,7 +176,7 @@ class Scheduler:
                 self.queue.activate(e)
 
     def activation_epoch(self) -> int | None:
-        return self.queue.activation_epoch if self._sibling_activation else None
+        return self.queue.activation_epoch if self.config.effective_fast_path.sibling_activation else None
 
     def victim_priority(self, pod: PodInfo) -> int:
         """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5); in

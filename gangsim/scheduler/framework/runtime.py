@@ -34,7 +34,7 @@ from gangsim.scheduler.framework.handle import ClusterAPI, Handle, Nominator, Sn
 from gangsim.scheduler.framework.interface import (  # fmt: skip
     EXTENSION_POINTS, CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, FilterPlugin, Placement, PlacementGeneratePlugin, PlacementScorePlugin,
     PermitPlugin, PlacementFeasiblePlugin, Plugin, PodGroupPostFilterPlugin, PodGroupPostFilterResult, PostFilterPlugin, PostFilterResult,
-    PreEnqueuePlugin, PreFilterPlugin, QueueSortPlugin, ReservePlugin, RowFilterPlugin, RowScorePlugin, ScorePlugin, Status,
+    PreEnqueuePlugin, PreFilterPlugin, QueueSortPlugin, ReservePlugin, RowFilterPlugin, RowScorePlugin, ScorePlugin, Status, with_pre_score,
 )
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
@@ -70,18 +70,6 @@ class Services(Protocol):
 
 
 RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
-def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
-    """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
-    if pre_score is None:
-        return score
-
-    def raw(state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
-        status = pre_score(state, pod)
-        if status is not None and status.code is Code.SKIP:
-            return None
-        return score(state, pod, rows)
-
-    return raw
 
 
 class Recorder(Protocol):
@@ -183,7 +171,7 @@ class Framework(Handle):
         pre_scores = {p.NAME: p.pre_score for p in lists.get("preScore", [])}
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
         # each scorer's raw score with its PreScore in front (built once: the hot path calls these)
-        self.raw_scorers: list[RawScore] = [_with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
+        self.raw_scorers: list[RawScore] = [with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
         # the same on Python scalars where a scorer has a one-row score (``FastPath.row_refresh``)
         self.row_raw_scorers = [row_raw_scorer(p.score_row, pre_scores.get(p.NAME)) if isinstance(p, RowScorePlugin) else None for p, _ in self.scorers]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
