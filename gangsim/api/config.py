@@ -129,6 +129,17 @@ class FastPath:
     # the RNG's tie draw), search start and rows evaluated as its own pass would find them; the
     # binds stay pod by pod (``fastpath.run_pass``; needs signature_cache and pod_runs)
     run_passes: bool = True
+    # (issue 16, NASA-permit) GangScheduling's Permit activates a waiting gang's pending pods
+    # (quadratic per gang: each member that waits walks its siblings); a walk that left every
+    # sibling where activation changes nothing is not repeated while the queue's activation
+    # epoch (``SchedulingQueue.activation_epoch``: an entity entered backoffQ, the unschedulable
+    # pool or the gated set, or a run of several pods was queued) is unchanged
+    sibling_activation: bool = True
+    # (issue 16, NASA under ``permit`` and ``pod``) pod-by-pod cycles of one shape where every pod
+    # finds a node (a gang's pods under ``permit``, a PodRun's under ``pod``) get the rows the
+    # counted pass's searches take (``fastpath.counted_searches``: ``rotation.steps`` on the
+    # ``counted.layout``), each step checked against the node table; needs doomed_pass
+    counted_searches: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,8 @@ Reserve → Permit → Bind (kube's ``schedule_one.go``), and a ``PodRun``'s cyc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import assume_and_bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
@@ -31,12 +33,21 @@ def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> int:
     if rec is not None:  # gangsim explain: a real attempt
         rec.active = True
     try:
-        result, diagnosis = fw.schedule_pod(state, pod, h.generation)
+        result, diagnosis = fw.schedule_pod(state, pod, h.generation, upcoming=_siblings(h, pod))
     finally:
         if rec is not None:
             rec.active = False
     finish(h, fw, state, e, pod, result, diagnosis)
     return 1
+
+
+def _siblings(h: SchedulerHandle, pod: PodInfo) -> Callable[[], list[PodInfo]] | None:
+    """``pod`` and its group's other pending pods of its shape: under ``permit`` the ones
+    likely to be popped after it (``fastpath.counted_searches``); None: not a group's pod."""
+    st = h.pod_group(pod.group_key) if pod.group_key and pod.signature else None
+    if st is None:
+        return None
+    return lambda: [pod, *(m for m in st.members.values() if m is not pod and m.phase is PodPhase.PENDING and m.signature == pod.signature)]
 
 
 def note_attempt(h: SchedulerHandle, e: QueuedEntity) -> None:
@@ -111,7 +122,7 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
         if planned is not None:
             return _bind_planned(h, fw, run, planned)
     state = CycleState()
-    result, diagnosis = fw.schedule_pod(state, pod, h.generation)
+    result, diagnosis = fw.schedule_pod(state, pod, h.generation, upcoming=lambda: run.pods)
     if result is None and _fail_together(h, fw, memo, state, run, diagnosis):
         return len(run.pods)
     e = h.queue.peel(run)

@@ -175,6 +175,9 @@ class Scheduler:
             if e is not None:
                 self.queue.activate(e)
 
+    def activation_epoch(self) -> int | None:
+        return self.queue.activation_epoch if self.config.effective_fast_path.sibling_activation else None
+
     def victim_priority(self, pod: PodInfo) -> int:
         """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5); in
         a CompositePodGroup tree the root's (``traverseHierarchyUp``, SEMANTICS §11.1)."""
@@ -348,7 +351,7 @@ class Scheduler:
                 return info
         self._entity_of[uid] = self.queue.add_pod(info)
         if self.features.gang_scheduling and info.group_key:
-            self._group_event(info.group_key)  # hint: UnscheduledPod/Add of the group
+            self._group_event(info.group_key, joined=info)  # hint: UnscheduledPod/Add of the group
         self.cluster.request_cycle()
         return info
 
@@ -522,7 +525,7 @@ class Scheduler:
             if e.where is QueueLocation.GATED:  # still held: tell this pod why, as its siblings were told
                 self._tell_gated(info, e.gated_message)
 
-    def _group_event(self, key: str) -> None:
+    def _group_event(self, key: str, joined: PodInfo | None = None) -> None:
         """``ClusterEvent.POD_GROUP`` for group ``key``: its entity, or its members' entities that
         are gated or were rejected by a plugin registered for the event, move on."""
         st = self.group_states.get(key)
@@ -533,7 +536,7 @@ class Scheduler:
         else:  # each member its own entity (``pod``, ``permit``): fastpath.gated_members
             plugins = self.hints.get(ClusterEvent.POD_GROUP, frozenset())
             stamp = self._prefix_stamp if self._gated_prefix else None
-            prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp)
+            prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp, joined=joined)
             if prefix is not None:
                 self._prefixes[key] = prefix
         self.cluster.request_cycle()

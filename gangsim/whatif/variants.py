@@ -63,6 +63,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-gated-prefix": {"fast_path.gated_prefix": False},
     "no-counted-windows": {"fast_path.counted_windows": False},
     "no-run-passes": {"fast_path.run_passes": False},
+    "no-sibling-activation": {"fast_path.sibling_activation": False},
+    "no-counted-searches": {"fast_path.counted_searches": False},
 }
 
 

@@ -36,6 +36,8 @@ OFF = {
     "no-counted-pass": {"fast_path": FastPath(counted_pass=False)},
     "no-gated-siblings": {"fast_path": FastPath(gated_siblings=False)},
     "no-gated-prefix": {"fast_path": FastPath(gated_prefix=False)},
+    "no-sibling-activation": {"fast_path": FastPath(sibling_activation=False)},
+    "no-counted-searches": {"fast_path": FastPath(counted_searches=False)},
     "no-batching": {"opportunistic_batching": False},
 }
 
@@ -86,7 +88,7 @@ def test_whole_node_gangs_replayed_from_counts_write_the_same_report(switch, see
 
 
 @pytest.mark.skipif(not NASA.exists(), reason="public traces not present")
-@pytest.mark.parametrize("policy", ["gang", "permit"])
+@pytest.mark.parametrize("policy", ["gang", "permit", "pod"])
 def test_the_nasa_log_writes_the_same_report_with_the_switches_off(policy, tmp_path):
     """The first 4 days of the NASA iPSC log (issue 16's NASA rows): whole-node gangs that
     almost all schedule at their first attempt."""

@@ -150,12 +150,12 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     signature = pods[0].signature
     if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
         return None
-    if _enough_rows(fw, pods[0], min_count - scheduled0):
+    if enough_rows(fw, pods[0], min_count - scheduled0):
         return None  # what ``_plan`` would find (``feasible``'s ``fewer_than``), without the plan's key and lookup
     return kept(fw, pods, ("doomed", min_count, scheduled0), lambda: _plan(fw, pods, min_count, scheduled0))
 
 
-def _enough_rows(fw: Runner, pod: PodInfo, enough: int) -> bool:
+def enough_rows(fw: Runner, pod: PodInfo, enough: int) -> bool:
     """Without a placement, when ``kept`` and ``feasible`` would look at the counts: the pod's
     signature entry (refreshed as ``feasible`` and the pass itself refresh it) says at least
     ``enough`` live rows pass Filter, so the pass is not doomed (each takes at least one pod):

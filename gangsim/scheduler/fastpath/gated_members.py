@@ -18,7 +18,10 @@ walk, one move per such member:
   was removed), the next event asks PreEnqueue for the first member only, as the walk would;
   if it stays gated with the same message, the walk would skip the other ``count - 1`` (each
   the same spec, gated with that message), so it starts after them. Otherwise it walks on from
-  the second member as before. O(1) per arriving pod instead of O(members).
+  the second member as before. O(1) per arriving pod instead of O(members). When the event is
+  a pod joining (``joined``) whose own entity PreEnqueue just gated with the prefix's message,
+  and the pod has the prefix's spec, the first member's answer is known without asking: it is
+  the joining pod's (same spec, same group, nothing changed in between).
 """
 
 from __future__ import annotations
@@ -54,12 +57,14 @@ def move_members(
     siblings: bool,
     prefix: GatedPrefix | None,
     stamp: Callable[[], tuple] | None,
+    joined: PodInfo | None = None,
 ) -> GatedPrefix | None:
     """Walk ``members`` in order, moving each member's entity the event can move (``move``:
     ``SchedulingQueue.move_entity``). ``siblings``: ``FastPath.gated_siblings``; ``prefix``: the
     last walk's :class:`GatedPrefix` of this group (None: none); ``stamp`` (None: the
-    ``gated_prefix`` switch off): what must be unchanged for a prefix to hold. Returns this
-    walk's prefix (None: the members are not all gated alike, or the switch is off)."""
+    ``gated_prefix`` switch off): what must be unchanged for a prefix to hold; ``joined``: the
+    member whose arrival this event is, its entity just now past PreEnqueue (None: another
+    event). Returns this walk's prefix (None: the members are not all gated alike, or the switch is off)."""
     # spec -> the message this event left a member of that spec gated with (``gated_siblings``)
     regated: dict[int, str] | None = {} if siblings else None
     values = members.values()
@@ -67,7 +72,10 @@ def move_members(
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
         first = next(walk)
-        _visit(first, entity_of, move, plugins, regated)
+        if _gated_like(joined, entity_of, prefix) and len(members) > prefix.count:
+            regated[id(prefix.spec)] = prefix.message  # what asking the first member would find
+        else:
+            _visit(first, entity_of, move, plugins, regated)
         if regated.get(id(prefix.spec)) == prefix.message:
             skip_to = prefix.count  # the walk would skip each of the others
             walk = iter(list(islice(values, skip_to, None)))
@@ -88,6 +96,14 @@ def move_members(
     if not alike or spec is None or stamp is None:
         return None
     return GatedPrefix(members, len(members), spec, message, stamp())
+
+
+def _gated_like(joined: PodInfo | None, entity_of: dict[int, QueuedEntity], prefix: GatedPrefix) -> bool:
+    """``joined`` has the prefix's spec and its own entity is gated with the prefix's message."""
+    if joined is None or joined.spec is not prefix.spec:
+        return False
+    e = entity_of.get(joined.uid)
+    return e is not None and e.where is GATED and len(e.pods) == 1 and e.gated_message == prefix.message
 
 
 def _visit(member: PodInfo, entity_of: dict[int, QueuedEntity], move: Callable[[QueuedEntity], None], plugins: frozenset[str], regated: dict[int, str] | None) -> QueuedEntity | None:

@@ -19,6 +19,7 @@ every framework).
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterator
 from contextlib import ExitStack
 from heapq import heapify, heappop, heapreplace
 from itertools import count
@@ -133,12 +134,27 @@ def replay(n: int, to_find: int, start: int, layout: Layout, searches: int) -> t
     hit = _replays.get(key) if layout.ident is not None else None
     if hit is not None:
         return hit
+    evaluated = 0
+    took: list[int] = []
+    for start, rows, pos in steps(n, to_find, start, layout, searches):
+        evaluated += rows
+        if pos >= 0:
+            took.append(pos)
+    if layout.ident is None:
+        return start, evaluated, tuple(took)
+    if len(_replays) > MAX_ENTRIES:
+        _replays.clear()
+    _replays[key] = (start, evaluated, tuple(took))
+    return _replays[key]
+
+
+def steps(n: int, to_find: int, start: int, layout: Layout, searches: int) -> Iterator[tuple[int, int, int]]:
+    """``replay``'s searches one by one: per search, the start index it leaves, the rows it
+    evaluated and the position it took (-1: none)."""
     live = list(layout.positions)
     taken = dict.fromkeys(live, 0)
     key_of = dict(zip(live, layout.keys))
     now = {pos: key_of[pos][0] for pos in live}
-    evaluated = 0
-    took: list[int] = []
     done = 0
     while done < searches and len(live) > to_find:  # each stops at the (to_find+1)-th feasible row; the next starts there
         done += 1
@@ -147,34 +163,29 @@ def replay(n: int, to_find: int, start: int, layout: Layout, searches: int) -> t
         j = i + to_find
         found = live[i:j] if j < k else live[i:] + live[: j - k]
         stop = live[j] if j < k else live[j - k]
-        evaluated += (stop - start) % n
+        evaluated = (stop - start) % n
         start = stop
+        best = -1
         if found:
             best = min(found, key=now.__getitem__)
-            took.append(best)
             taken[best] += 1
             if taken[best] == len(key_of[best]):
                 live.remove(best)
             else:
                 now[best] = key_of[best][taken[best]]
+        yield start, evaluated, best
     # the rest scan every row (rows only leave ``live``) and start where they started: each takes
     # the least (key, position) of all live rows, the one ``min`` over ``live`` (ascending
     # positions, first of equal keys) would find, from a heap instead of a scan per pod
     heap = [(now[pos], pos) for pos in live]
     heapify(heap)
     for _ in range(searches - done):
-        evaluated += n
+        best = -1
         if heap:
             best = heap[0][1]
-            took.append(best)
             taken[best] += 1
             if taken[best] == len(key_of[best]):
                 heappop(heap)
             else:
                 heapreplace(heap, (key_of[best][taken[best]], best))
-    if layout.ident is None:
-        return start, evaluated, tuple(took)
-    if len(_replays) > MAX_ENTRIES:
-        _replays.clear()
-    _replays[key] = (start, evaluated, tuple(took))
-    return _replays[key]
+        yield start, n, best

@@ -207,6 +207,12 @@ class Handle(Protocol):
     def activate(self, pods: list["PodInfo"]) -> None:
         """Move the queue entities of ``pods`` to activeQ now (kube's ``Handle.Activate``)."""
 
+    def activation_epoch(self) -> int | None:
+        """A number that changes whenever some pod's ``activate`` could start doing something
+        again: after an ``activate`` that left the epoch unchanged, activating the same pods (or
+        pods queued since) does nothing while it stays the same. None: not kept (the reference
+        path, ``FastPath.sibling_activation`` off): activate every time."""
+
     def filter_status_on(self, pod: "PodInfo", row: int) -> tuple["Code", tuple[str, ...]]:
         """Filter (with nominated pods, kube's ``RunFilterPluginsWithNominatedPods``) on one row."""
         ...

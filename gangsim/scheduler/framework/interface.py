@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from gangsim.scheduler.framework.cycle_state import CycleState
     from gangsim.scheduler.framework.types import Diagnosis, PodGroupState, PodInfo, QueuedEntity
 
+    RawScore = Callable[[CycleState, PodInfo, np.ndarray], np.ndarray | None]  # a Score with its PreScore (``with_pre_score``)
+
 
 class Code(IntEnum):
     """``fwk.Code``. The numeric order matters only for ``int8`` arrays; never compare codes by size."""
@@ -168,6 +170,20 @@ class ScorePlugin(Plugin, Protocol):
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         """NormalizeScore over the scored rows: raw → 0..100."""
         ...
+
+
+def with_pre_score(score: "RawScore", pre_score: "Callable[[CycleState, PodInfo], Status | None] | None") -> "RawScore":
+    """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
+    if pre_score is None:
+        return score
+
+    def raw(state: "CycleState", pod: "PodInfo", rows: np.ndarray) -> np.ndarray | None:
+        status = pre_score(state, pod)
+        if status is not None and status.code is Code.SKIP:
+            return None
+        return score(state, pod, rows)
+
+    return raw
 
 
 @runtime_checkable

@@ -25,6 +25,7 @@ import numpy as np
 from gangsim.api.objects import PodDisruptionBudget
 from gangsim.eventlog import EventLog
 from gangsim.scheduler.fastpath import search
+from gangsim.scheduler.fastpath.counted_searches import CountedSearches
 from gangsim.scheduler.fastpath.repeat import RepeatedFailures
 from gangsim.scheduler.fastpath.signatures import SignatureCache, row_raw_scorer
 from gangsim.scheduler.fastpath.static_cache import StaticFilterCache
@@ -33,7 +34,7 @@ from gangsim.scheduler.framework.handle import ClusterAPI, Handle, Nominator, Sn
 from gangsim.scheduler.framework.interface import (  # fmt: skip
     EXTENSION_POINTS, CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, FilterPlugin, Placement, PlacementGeneratePlugin, PlacementScorePlugin,
     PermitPlugin, PlacementFeasiblePlugin, Plugin, PodGroupPostFilterPlugin, PodGroupPostFilterResult, PostFilterPlugin, PostFilterResult,
-    PreEnqueuePlugin, PreFilterPlugin, QueueSortPlugin, ReservePlugin, RowFilterPlugin, RowScorePlugin, ScorePlugin, Status,
+    PreEnqueuePlugin, PreFilterPlugin, QueueSortPlugin, ReservePlugin, RowFilterPlugin, RowScorePlugin, ScorePlugin, Status, with_pre_score,
 )
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
@@ -65,20 +66,10 @@ class Services(Protocol):
 
     def activate(self, pods: list[PodInfo]) -> None: ...
 
+    def activation_epoch(self) -> int | None: ...
+
 
 RawScore = Callable[[CycleState, PodInfo, np.ndarray], "np.ndarray | None"]
-def _with_pre_score(score: RawScore, pre_score: Callable[[CycleState, PodInfo], Status | None] | None) -> RawScore:
-    """A plugin's raw score, None when its PreScore (if it has one) or its Score says Skip."""
-    if pre_score is None:
-        return score
-
-    def raw(state: CycleState, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
-        status = pre_score(state, pod)
-        if status is not None and status.code is Code.SKIP:
-            return None
-        return score(state, pod, rows)
-
-    return raw
 
 
 class Recorder(Protocol):
@@ -141,6 +132,7 @@ class Framework(Handle):
         self.victim_priority = services.victim_priority  # type: ignore[method-assign]
         self.bump = services.bump  # type: ignore[method-assign]
         self.activate = services.activate  # type: ignore[method-assign]
+        self.activation_epoch = services.activation_epoch  # type: ignore[method-assign]
         # one instance per plugin name, shared by every extension point it is enabled at
         instances: dict[str, Plugin] = {}
         lists: dict[str, list] = {}
@@ -179,7 +171,7 @@ class Framework(Handle):
         pre_scores = {p.NAME: p.pre_score for p in lists.get("preScore", [])}
         self.scorers: list[tuple[ScorePlugin, int]] = [(p, weights.get(p.NAME, 1)) for p in lists.get("score", [])]
         # each scorer's raw score with its PreScore in front (built once: the hot path calls these)
-        self.raw_scorers: list[RawScore] = [_with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
+        self.raw_scorers: list[RawScore] = [with_pre_score(p.score, pre_scores.get(p.NAME)) for p, _ in self.scorers]
         # the same on Python scalars where a scorer has a one-row score (``FastPath.row_refresh``)
         self.row_raw_scorers = [row_raw_scorer(p.score_row, pre_scores.get(p.NAME)) if isinstance(p, RowScorePlugin) else None for p, _ in self.scorers]
         self.reserve_plugins: list[ReservePlugin] = lists.get("reserve", [])
@@ -214,8 +206,9 @@ class Framework(Handle):
         self.static_scorers = [fast.static_scores and p.SCORE_PER_ROW and p.SCORE_NODE_STATIC for p, _ in self.scorers]  # kept until a static change
         self.signatures = SignatureCache(self.snapshot, self) if fast.signature_cache else None
         self.repeated_failures = RepeatedFailures(self) if fast.repeated_failure else None
+        self.counted_searches = CountedSearches(self) if fast.counted_searches and fast.doomed_pass else None
 
-    # ---- Handle: pod_group, pdbs, victim_priority, bump and activate are the Services' (bound above)
+    # ---- Handle: pod_group, pdbs, victim_priority, bump, activate and activation_epoch are the Services' (bound above)
     def run_pod_group_algorithm(self, group: PodGroupState, pods: list[PodInfo]) -> GroupResult:
         return self._group_algorithm(self, group, pods)
 
@@ -527,14 +520,18 @@ class Framework(Handle):
             return int(ties[int(self.rng.integers(len(ties)))])
         return int(ties.min())  # earliest node in the trace's node order
 
-    def schedule_pod(self, state: CycleState, pod: PodInfo, generation: int | None = None) -> tuple[ScheduleResult | None, Diagnosis]:
+    def schedule_pod(self, state: CycleState, pod: PodInfo, generation: int | None = None, upcoming: Callable[[], list[PodInfo]] | None = None) -> tuple[ScheduleResult | None, Diagnosis]:
         """``generation``: the scheduler's, for a pod-by-pod cycle (the fast path may replay a
-        pass that failed on this same cluster state, ``fastpath.repeat``)."""
+        pass that failed on this same cluster state, ``fastpath.repeat``); ``upcoming``: ``pod``
+        and the pods of its shape likely next (``fastpath.counted_searches`` may replay the pass)."""
         memo = self.repeated_failures if generation is not None else None
         if memo is not None:
             repeated = memo.replay(pod, generation)  # type: ignore[arg-type]
             if repeated is not None:
                 return None, repeated
+        counted = self.counted_searches if upcoming is not None and self.recorder is None else None
+        if counted is not None and (row := counted.take(pod, upcoming)) is not None:  # type: ignore[arg-type]
+            return ScheduleResult(row, 0, 1), Diagnosis()
         evaluated, start = self.filter_rows_evaluated, self.next_start_index
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:

@@ -82,6 +82,9 @@ class _Barrier:
     wait_ms: dict[int, int] = field(default_factory=dict)  # uid -> the timeout its Wait was given
     deadline_ms: int | None = None
     timer: Timer | None = None
+    # the Handle's activation epoch after the last activation of the group's pods, when that
+    # activation left it unchanged (None: none such): activating them again would do nothing
+    activated: int | None = None
 
 
 class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions):
@@ -159,8 +162,12 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         wait_ms = b.deadline_ms - now
         b.waiting[pod.uid] = pod
         b.wait_ms[pod.uid] = wait_ms
-        # the group's other unscheduled pods move to activeQ at once
-        self.handle.activate([m for m in st.members.values() if m.phase is PodPhase.PENDING and m.uid != pod.uid])
+        # the group's other unscheduled pods move to activeQ at once (again only if that can
+        # change anything: FastPath.sibling_activation, ``Handle.activation_epoch``)
+        epoch = self.handle.activation_epoch()
+        if epoch is None or epoch != b.activated:
+            self.handle.activate([m for m in st.members.values() if m.phase is PodPhase.PENDING and m.uid != pod.uid])
+            b.activated = epoch if epoch is not None and self.handle.activation_epoch() == epoch else None
         return Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME), wait_ms
 
     def _drop_deadline(self, b: _Barrier) -> None:

@@ -68,6 +68,10 @@ class SchedulingQueue:
         # a gated entity left the gated set or was gated again with another message, so far
         # (``fastpath.gated_members``: what a group's gated members were told still holds while it is unchanged)
         self.gate_changes = 0
+        # an entity entered backoffQ, the unschedulable pool or the gated set (or was gated again),
+        # or a run of several pods was queued, so far: while unchanged, ``activate`` of an entity
+        # that was in none of them and no such run does nothing (``FastPath.sibling_activation``)
+        self.activation_epoch = 0
         self.entities: dict[str, QueuedEntity] = {}
         self.unschedulable: dict[str, QueuedEntity] = {}
         self.gated: dict[str, QueuedEntity] = {}
@@ -145,6 +149,7 @@ class SchedulingQueue:
         if st is None:
             e.gated_message = ""
             return True
+        self.activation_epoch += 1
         if e.where == GATED:  # gated again: it stays in the gated set (which no heap holds)
             if e.gated_message != st.message:
                 self.gate_changes += 1
@@ -167,11 +172,14 @@ class SchedulingQueue:
     def _push_active(self, e: QueuedEntity) -> None:
         self._detach(e)
         e.where = ACTIVE
+        if len(e.pods) > 1 and isinstance(e, PodRun):
+            self.activation_epoch += 1
         heapq.heappush(self._active, (self._sort_key(e), self._tokens[e.key], e))
 
     def _push_backoff(self, e: QueuedEntity, done: int | None = None) -> None:
         self._detach(e)
         e.where = BACKOFF
+        self.activation_epoch += 1
         if done is None:
             done = self.backoff_done_ms(e)
         heap = self._backoff if done == NEVER or e.consecutive_errors == 0 else self._error_backoff
@@ -185,6 +193,7 @@ class SchedulingQueue:
     def _park_unschedulable(self, e: QueuedEntity, parked_ms: int | None = None) -> None:
         self._detach(e)
         e.where = UNSCHEDULABLE
+        self.activation_epoch += 1
         e.parked_ms = self._now() if parked_ms is None else parked_ms
         self.unschedulable[e.key] = e
         for p in e.unschedulable_plugins:
@@ -382,6 +391,7 @@ class SchedulingQueue:
             last = run.pods[-1]
             if last.spec is pod.spec and last.group_key == pod.group_key and run.seqs[-1] == self._seq and run.where == ACTIVE and run.attempts == 0 and run.timestamp_ms == now:
                 self._seq += 1
+                self.activation_epoch += 1
                 run.pods.append(pod)
                 run.seqs.append(self._seq)
                 return run

@@ -219,6 +219,7 @@ def permit_flow(target, waiting, monkeypatch):
     sched, fw, infos = gang_harness("permit", groups, everyone)
     activated: list[str] = []
     monkeypatch.setattr(fw, "activate", lambda pods: activated.extend(p.name for p in pods))  # the Handle the plugin got
+    monkeypatch.setattr(fw, "activation_epoch", lambda: None)  # upstream's Permit activates every time (no FastPath.sibling_activation)
     plugin = fw.plugins[GANG]
     for name in waiting:
         infos[name].phase = PodPhase.WAITING  # what the framework does at Reserve

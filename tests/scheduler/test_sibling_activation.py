@@ -1,0 +1,107 @@
+"""``FastPath.sibling_activation`` (issue 16, NASA-permit): GangScheduling's Permit activates the
+gang's pending pods each time a member starts waiting (quadratic per gang). A walk that left the
+queue's activation epoch unchanged (nothing entered backoffQ, the unschedulable pool or the gated
+set, no run of several pods queued) is not repeated while the epoch stays: activating the same
+siblings again would do nothing. A guard counting the pods handed to ``Handle.activate``, and
+outcome A/B tests against the switch off and the reference path (the busy generated traces, the
+NASA head and the bundled traces are in ``test_successful_path.py``'s ``OFF``)."""
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import SRC, create, delete, make_group, make_node, make_spec, make_trace, patch
+from gangsim.api.config import FastPath
+from gangsim.api.objects import Pod
+from gangsim.scheduler.scheduler import Scheduler
+from gangsim.sim.replay import replay
+
+OFF = FastPath(sibling_activation=False)
+
+
+def _gang_at_once(size: int):
+    """A gang of ``size`` pods of one spec, all created at 1 s, on a node that holds it all."""
+    spec = make_spec(cpu=0.5, group="g", duration_s=60)
+    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", size))]
+    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1) for i in range(size)]
+    return make_trace(*events)
+
+
+def _outcome(trace, policy: str = "permit", **changes):
+    log = replay(trace, policy, config=trace.config.with_changes(**changes))
+    pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
+    return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
+
+
+def test_a_gang_activates_its_siblings_once_not_at_every_permit(monkeypatch):
+    """64 pods waiting at Permit one after the other: without the shortcut each hands its pending
+    siblings to ``Handle.activate`` (63 + 62 + … pods), with it the first walk only; the pods are
+    told, bound and ended the same."""
+    handed = {"n": 0}
+    original = Scheduler.activate
+
+    def count(self, pods):
+        handed["n"] += len(pods)
+        return original(self, pods)
+
+    monkeypatch.setattr(Scheduler, "activate", count)
+    trace = _gang_at_once(64)
+    on = _outcome(trace)
+    on_handed, handed["n"] = handed["n"], 0
+    off = _outcome(trace, fast_path=OFF)
+    assert on_handed <= 2 * 64 < 63 * 62 // 2 <= handed["n"]
+    assert on == off
+    assert sum(1 for p in on[0] if p[2] == 1_000) == 64
+
+
+def test_a_sibling_that_failed_since_the_last_walk_is_activated_again():
+    """Two gangs on a node that fits one at a time, the second with a Permit timeout to run
+    into: pods rejected at Permit go back to the queue (the epoch moves), and the next member
+    waiting at Permit activates them as on the reference path."""
+    small = make_spec(cpu=1, group="g", duration_s=20)
+    other = make_spec(cpu=1, group="h", duration_s=20)
+    events = [create(make_node("n0", cpu=4, memory_gi=8)), create(make_group("g", 3)), create(make_group("h", 3))]
+    events += [create(Pod(namespace="default", name=f"g{i}", spec=small, source=SRC), at_s=1) for i in range(3)]
+    events += [create(Pod(namespace="default", name=f"h{i}", spec=other, source=SRC), at_s=2) for i in range(3)]
+    trace = make_trace(*events, horizon_s=900)
+    on = _outcome(trace)
+    assert on == _outcome(trace, fast_path=OFF) == _outcome(trace, opportunistic_batching=False)
+    assert {p[0] for p in on[0] if p[2] is not None} == {f"default/{g}{i}" for g in "gh" for i in range(3)}
+    assert [p[5] for p in on[0]] == [1, 1, 1, 1, 2, 2]  # h1 and h2 failed Filter after h0's walk, then were tried again
+
+
+_ops = st.lists(
+    st.tuples(st.sampled_from(["create", "create", "create", "gated", "delete", "ungate"]), st.integers(0, 9), st.integers(0, 2)),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_ops, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
+def test_sibling_activation_places_and_tells_as_the_reference(ops, min_g, min_h, cpu):
+    """Pods of two gangs arriving (several at an instant, some with a scheduling gate), deleted
+    and let go in random order on a node too small for both, so members wait at Permit, time
+    out, fail Filter and are activated again: with ``FastPath.sibling_activation`` every pod is
+    placed, told and ended as with it off and as on the reference path."""
+    plain = {g: make_spec(cpu=1, group=g, duration_s=40) for g in ("g", "h")}
+    gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=40) for g in ("g", "h")}
+    events = [create(make_node("n0", cpu=cpu, memory_gi=16)), create(make_group("g", min_g)), create(make_group("h", min_h))]
+    live: dict[str, Pod] = {}
+    for t, (op, i, dt) in enumerate(ops):
+        name, group = f"p{i}", "g" if i < 6 else "h"
+        at = 1 + 20 * (t // 4) + dt
+        if op in ("create", "gated") and name not in live:
+            live[name] = Pod(namespace="default", name=name, spec=(gated if op == "gated" else plain)[group], source=SRC)
+            events.append(create(live[name], at_s=at))
+        elif op == "delete" and name in live:
+            events.append(delete("Pod", name, at_s=at))
+            del live[name]
+        elif op == "ungate" and name in live and live[name].spec.scheduling_gates:
+            live[name] = replace(live[name], spec=plain[group])
+            events.append(patch(live[name], at_s=at))
+    trace = make_trace(*events, horizon_s=1200)
+    on = _outcome(trace)
+    assert on == _outcome(trace, fast_path=OFF)
+    assert on == _outcome(trace, opportunistic_batching=False)
