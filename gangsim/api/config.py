@@ -118,6 +118,16 @@ class FastPath:
     # changed for the group's first members (all gated alike then): PreEnqueue is asked for the
     # first of them only and the walk starts after them (``fastpath.gated_members``; needs gated_siblings)
     gated_prefix: bool = True
+    # (issue 16, RICC-pod) an entity whose pods all passed PreEnqueue, moved again with no pod
+    # spec updated since and PreEnqueue plugins that read the spec only (``PRE_ENQUEUE_SPEC_ONLY``:
+    # ``pod``'s SchedulingGates), passes without asking them again; only pods added since are asked
+    pre_enqueue_passed: bool = True
+    # (issue 16, RICC-pod) ``pod``: two runs (``PodRun``) of different Jobs that just failed alike
+    # (one signature and priority, the same queue state and backoff from now on) and hold
+    # consecutive ``seq`` (nothing can sort between them) are joined into one run, so the
+    # pending pods of many identical jobs are retried as one entity (needs pod_runs and
+    # PreEnqueue plugins that read the spec only)
+    joined_runs: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,8 +107,9 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
         return schedule_one(h, h.queue.peel(run))
     state = CycleState()
     result, diagnosis = fw.schedule_pod(state, pod, h.generation)
+    size = len(run.pods)  # (read first: parked again, the run may be joined by the next, FastPath.joined_runs)
     if result is None and _fail_together(h, fw, memo, state, run, diagnosis):
-        return len(run.pods)
+        return size
     e = h.queue.peel(run)
     note_attempt(h, e)
     h.cluster.attempted(pod)  # (the pass before it records nothing this reads)
@@ -142,5 +143,5 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
         run.failures = h.cluster.failures_recorded(infos, messages) if streaks else None
     note_attempt(h, run)
     requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
-    h.log.count("pod_run_attempts", len(pods) - 1)  # a work counter, not in reports: attempts recorded with the first's
+    h.log.count("pod_run_attempts", len(infos) - 1)  # a work counter, not in reports: attempts recorded with the first's
     return True

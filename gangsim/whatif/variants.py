@@ -61,6 +61,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-repeated-attempts": {"fast_path.repeated_attempts": False},
     "no-static-scores": {"fast_path.static_scores": False},
     "no-gated-prefix": {"fast_path.gated_prefix": False},
+    "no-pre-enqueue-passed": {"fast_path.pre_enqueue_passed": False},
+    "no-joined-runs": {"fast_path.joined_runs": False},
 }
 
 

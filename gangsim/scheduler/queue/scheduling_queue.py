@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
-from gangsim.scheduler.framework.types import PodInfo, PodRun, QueuedEntity, QueueLocation
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodRun, QueuedEntity, QueueLocation
 
 NEVER = 1 << 62
 ACTIVE = QueueLocation.ACTIVE
@@ -48,12 +48,20 @@ class SchedulingQueue:
         sort_key: Callable[[QueuedEntity], tuple],
         entity_of: dict[int, QueuedEntity] | None = None,
         pod_runs: bool = False,
+        join_runs: bool = False,
     ) -> None:
         """``entity_of``: pod uid -> its entity, which the queue keeps right for the pods of a
-        ``PodRun`` it splits; ``pod_runs``: ``add_pod`` queues a Job's pods as runs."""
+        ``PodRun`` it splits or joins; ``pod_runs``: ``add_pod`` queues a Job's pods as runs;
+        ``join_runs`` (with ``pod_runs``): runs of different Jobs that failed alike are joined
+        in the unschedulable pool (``_join``)."""
         self.config = config
         self._entity_of: dict[int, QueuedEntity] = {} if entity_of is None else entity_of
         self._pod_runs = pod_runs
+        self._join_runs = pod_runs and join_runs
+        # the runs in the unschedulable pool by their first and by their last pod's ``seq`` (``_join``)
+        self._pool_first: dict[int, PodRun] = {}
+        self._pool_last: dict[int, PodRun] = {}
+        self.joins = 0  # runs joined so far (a work counter)
         self._last_run: PodRun | None = None  # the run ``add_pod`` queued last
         self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
         self._now = now
@@ -90,6 +98,8 @@ class SchedulingQueue:
         self._token(e)
         if e.where == UNSCHEDULABLE:
             self.unschedulable.pop(e.key, None)
+            if self._join_runs and isinstance(e, PodRun):
+                self._unindex(e)
             for p in e.unschedulable_plugins:
                 bucket = self._by_plugin.get(p)
                 if bucket is not None:
@@ -194,6 +204,8 @@ class SchedulingQueue:
             # (a pending flush tick stays right: parking times only grow, so the oldest entry's
             # tick can only move later, and _schedule_flush never moves a pending tick later)
             self._schedule_flush()
+        if self._join_runs and isinstance(e, PodRun):
+            self._join(e)
 
     # ---- after an attempt (AddUnschedulableIfNotPresent / AddAttemptedPodGroupIfNeeded) ------
     def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool) -> None:
@@ -423,7 +435,7 @@ class SchedulingQueue:
         one.where = IN_FLIGHT
         del run.pods[0], run.seqs[0]
         run.seq = run.seqs[0]
-        run.failures = run.pre_enqueue_memo = None
+        run.failures = None  # (its PreEnqueue memo knows pods leave: ``Scheduler.pre_enqueue``)
         if run.popped_done is None:
             self._push_active(run)
         else:
@@ -461,9 +473,82 @@ class SchedulingQueue:
         (the others' state and order are unchanged; a run's heap entries order it by its first
         pod's ``seq``, and no other entity has a ``seq`` between its pods')."""
         if isinstance(e, PodRun) and len(e.pods) > 1:
+            indexed = self._join_runs and e.where == UNSCHEDULABLE
+            if indexed:
+                self._unindex(e)
             i = next(i for i, p in enumerate(e.pods) if p is pod)
             del e.pods[i], e.seqs[i]
             e.seq = e.seqs[0]
             e.failures = e.pre_enqueue_memo = None
+            if indexed:
+                self._index(e)
             return
         self.done(e)
+
+    # ---- joined runs (FastPath.joined_runs) -------------------------------------------------------
+    def _join(self, e: PodRun) -> None:
+        """``e`` was just parked in the unschedulable pool: it absorbs the run parked there whose
+        first pod's ``seq`` follows its last pod's, or joins the one whose last pod's precedes its
+        first, when they are alike (``_alike``). Consecutive ``seq`` means that no other entity
+        sorts between them (the order is priority, timestamp, ``seq``), so on the reference path
+        their pods, each its own entity, are moved, popped and tried one after the other from now
+        on, as the pods of one run are; whatever would treat one of them differently splits the
+        run first, as for any run (``peel``, ``single``, ``leave``)."""
+        prev = self._pool_last.get(e.seqs[0] - 1)
+        if prev is not None and self._alike(prev, e):
+            self._absorb(prev, e)
+            e = prev
+        nxt = self._pool_first.get(e.seqs[-1] + 1)
+        if nxt is not None and self._alike(e, nxt):
+            self._absorb(e, nxt)
+        self._index(e)
+
+    def _alike(self, a: PodRun, b: PodRun) -> bool:
+        """Would ``a``'s pods and ``b``'s, each its own entity, stay alike on the reference path:
+        just failed at the same instant on the same cluster (timestamp, parking time, scheduler
+        generation, rejecting plugins), one memo key (signature, priority, preemption policy:
+        ``fastpath.repeat``) and one backoff from now on (the same count of failures, or both at
+        the cap, where more failures change nothing: ``backoff_duration`` is the only reader of
+        a run's counts). Their pods are not nominated (a pod is nominated by its own PostFilter,
+        on the single path, after it left its run) and passed PreEnqueue, whose plugins read the
+        spec only, which does not change while they are in the run."""
+        if a.timestamp_ms != b.timestamp_ms or a.parked_ms != b.parked_ms or a.last_attempt_generation != b.last_attempt_generation:
+            return False
+        if a.consecutive_errors or b.consecutive_errors or a.unschedulable_plugins != b.unschedulable_plugins:
+            return False
+        if a.unschedulable_count != b.unschedulable_count:
+            cap = self.config.pod_max_backoff_ms
+            if self.backoff_duration(a) != cap or self.backoff_duration(b) != cap:
+                return False
+        p, q = a.pods[0], b.pods[0]
+        if p.nominated_row != NO_NODE or q.nominated_row != NO_NODE or not p.signature:
+            return False
+        s, t = p.spec, q.spec
+        return s.priority == t.priority and s.preemption_policy == t.preemption_policy and (p.group_key == "") == (q.group_key == "") and p.signature == q.signature
+
+    def _absorb(self, into: PodRun, other: PodRun) -> None:
+        """``other`` (in the pool, after ``into`` in ``seq``) ends: its pods join ``into``."""
+        self._detach(other)
+        self.entities.pop(other.key, None)
+        self._tokens.pop(other.key, None)
+        if self._pool_last.get(into.seqs[-1]) is into:
+            del self._pool_last[into.seqs[-1]]
+        into.pods += other.pods
+        into.seqs += other.seqs
+        into.failures = None  # (its streak was for its own pods: the next failure opens one for all)
+        entity_of = self._entity_of
+        for pod in other.pods:
+            entity_of[pod.uid] = into
+        if self._last_run is other:
+            self._last_run = None
+        self.joins += 1
+
+    def _index(self, e: PodRun) -> None:
+        self._pool_first[e.seqs[0]] = e
+        self._pool_last[e.seqs[-1]] = e
+
+    def _unindex(self, e: PodRun) -> None:
+        if self._pool_first.get(e.seqs[0]) is e:
+            del self._pool_first[e.seqs[0]]
+        if self._pool_last.get(e.seqs[-1]) is e:
+            del self._pool_last[e.seqs[-1]]
