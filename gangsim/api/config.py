@@ -128,6 +128,10 @@ class FastPath:
     # pending pods of many identical jobs are retried as one entity (needs pod_runs and
     # PreEnqueue plugins that read the spec only)
     joined_runs: bool = True
+    # (issue 16, RICC-pod) a run's failure streak (``failure_streaks``) stays live while its first
+    # pods leave it one by one (peeled, then bound or failed on their own): each takes its own
+    # repeats out, so the others' next repeat is still recorded once for the run, not pod by pod
+    streak_peel: bool = True
 
 
 @dataclass(frozen=True, slots=True)

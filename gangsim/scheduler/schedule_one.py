@@ -140,7 +140,7 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
             h.cluster.attempted(p)
             h.log.event(now, "Pod", p.key, "", EventReason.FAILED_SCHEDULING, message)
             h.cluster.scheduling_failed(p, message)
-        run.failures = h.cluster.failures_recorded(infos, messages) if streaks else None
+        run.failures = h.cluster.failures_recorded(infos, messages, peelable=fw.fast_path.streak_peel) if streaks else None
     note_attempt(h, run)
     requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
     h.log.count("pod_run_attempts", len(infos) - 1)  # a work counter, not in reports: attempts recorded with the first's

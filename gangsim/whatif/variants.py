@@ -63,6 +63,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-gated-prefix": {"fast_path.gated_prefix": False},
     "no-pre-enqueue-passed": {"fast_path.pre_enqueue_passed": False},
     "no-joined-runs": {"fast_path.joined_runs": False},
+    "no-streak-peel": {"fast_path.streak_peel": False},
 }
 
 

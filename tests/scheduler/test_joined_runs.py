@@ -1,5 +1,6 @@
-"""Runs of different Jobs joined in the unschedulable pool (``FastPath.joined_runs``) and PreEnqueue
-not asked again for pods that passed it (``FastPath.pre_enqueue_passed``), both under ``pod``:
+"""Runs of different Jobs joined in the unschedulable pool (``FastPath.joined_runs``), PreEnqueue
+not asked again for pods that passed it (``FastPath.pre_enqueue_passed``) and a run's failure
+streak kept while its first pods leave (``FastPath.streak_peel``), all under ``pod``:
 A/B tests on report bytes against each switch off, ``no-pod-runs`` and the reference path on
 congested traces of bursts of identical rigid jobs (several priorities, ``Never`` preemptors, a
 node failure), hand-built traces for each way a joined run is split, HPC2N's first days, a
@@ -31,6 +32,7 @@ RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 OFF = {
     "no-joined-runs": {"fast_path": FastPath(joined_runs=False)},
     "no-pre-enqueue-passed": {"fast_path": FastPath(pre_enqueue_passed=False)},
+    "no-streak-peel": {"fast_path": FastPath(streak_peel=False)},
     "no-pod-runs": {"fast_path": FastPath(pod_runs=False)},
     "no-batching": {"opportunistic_batching": False},
 }
@@ -102,7 +104,7 @@ def test_hpc2n_head_writes_the_same_report(tmp_path):
     alike side by side, so few runs or none are joined: what is checked is that nothing else changes)."""
     trace = replace(load_trace([f"swf:{HPC2N}"], horizon_ms=4 * 86_400_000), horizon_ms=4 * 86_400_000)
     on = _report_bytes(trace, tmp_path / "on", 7)
-    assert on == _report_bytes(trace, tmp_path / "off", 7, fast_path=FastPath(joined_runs=False, pre_enqueue_passed=False))
+    assert on == _report_bytes(trace, tmp_path / "off", 7, fast_path=FastPath(joined_runs=False, pre_enqueue_passed=False, streak_peel=False))
     assert on == _report_bytes(trace, tmp_path / "ref", 7, **OFF["no-batching"])
 
 
@@ -113,7 +115,7 @@ def test_ricc_head_writes_the_same_report(tmp_path, joins):
     trace = replace(load_trace([f"swf:{RICC}"], horizon_ms=4 * 86_400_000), horizon_ms=4 * 86_400_000)
     on = _report_bytes(trace, tmp_path / "on")
     assert joins["joins"] >= 300
-    assert on == _report_bytes(trace, tmp_path / "off", fast_path=FastPath(joined_runs=False, pre_enqueue_passed=False))
+    assert on == _report_bytes(trace, tmp_path / "off", fast_path=FastPath(joined_runs=False, pre_enqueue_passed=False, streak_peel=False))
 
 
 # ---- each way a joined run is split ----------------------------------------------------------
@@ -206,7 +208,7 @@ def test_joined_runs_record_what_the_pods_would_one_by_one(nodes, bursts, seed, 
     trace = make_trace(*trace_events, horizon_s=2_400)
     on = replay(trace, "pod", seed=seed)
     work = {"pod_run_attempts", "failures_repeated"}  # work counters, not in reports
-    for changes in ({"fast_path": FastPath(joined_runs=False, pre_enqueue_passed=False)}, {"opportunistic_batching": False}):
+    for changes in ({"fast_path": FastPath(joined_runs=False, pre_enqueue_passed=False, streak_peel=False)}, {"opportunistic_batching": False}):
         off = replay(trace, "pod", seed=seed, config=SchedulerConfig(**changes))
         assert list(on.pods) == list(off.pods)
         assert (list(on.ev_t_ms), list(on.ev_object), on.ev_message) == (list(off.ev_t_ms), list(off.ev_object), off.ev_message)

@@ -435,7 +435,8 @@ class SchedulingQueue:
         one.where = IN_FLIGHT
         del run.pods[0], run.seqs[0]
         run.seq = run.seqs[0]
-        run.failures = None  # (its PreEnqueue memo knows pods leave: ``Scheduler.pre_enqueue``)
+        # (its failure token and PreEnqueue memo know that pods leave: ``ClusterAPI.failed_again``,
+        # ``Scheduler.pre_enqueue``)
         if run.popped_done is None:
             self._push_active(run)
         else:
