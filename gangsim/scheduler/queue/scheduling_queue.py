@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections.abc import Callable, Iterable
 
 from gangsim.api.config import SchedulerConfig
@@ -62,6 +63,12 @@ class SchedulingQueue:
         self._pool_first: dict[int, PodRun] = {}
         self._pool_last: dict[int, PodRun] = {}
         self.joins = 0  # runs joined so far (a work counter)
+        # ``_left[s]``: ``s`` while an entity holding ``seq`` s is queued, a smaller seq once it
+        # left for good (``done``, ``leave``): ``_queued_at_or_before`` follows it (path halving)
+        # to the greatest seq still queued. ``_gaps``: False once an entity came back after
+        # leaving (a pod rejected at Permit; not under ``pod``), then only consecutive seqs join
+        self._left = array("q", [0]) if self._join_runs else None
+        self._gaps = True
         self._last_run: PodRun | None = None  # the run ``add_pod`` queued last
         self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
         self._now = now
@@ -148,6 +155,8 @@ class SchedulingQueue:
         if not e.seq:
             self._seq += 1
             e.seq = self._seq
+            if self._left is not None:
+                self._left.append(self._seq)
         self._move_to_active_or_backoff(e, check_backoff=False)
 
     def _run_pre_enqueue(self, e: QueuedEntity) -> bool:
@@ -214,6 +223,7 @@ class SchedulingQueue:
         e.timestamp_ms = self._now()
         if e.key not in self.entities:
             self.entities[e.key] = e
+            self._gaps = False  # (back after ``done``: its seqs were taken for gone)
         if to_backoff or not e.unschedulable_plugins:
             if self._run_pre_enqueue(e):
                 done = self.backoff_done_ms(e)  # (``is_backing_off``, computed once)
@@ -240,6 +250,9 @@ class SchedulingQueue:
         self._detach(e)
         self.entities.pop(e.key, None)
         self._tokens.pop(e.key, None)
+        if self._left is not None:
+            for s in e.seqs if isinstance(e, PodRun) else (e.seq,):
+                self._gone(s)
 
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
     def move_for_plugins(self, plugins: Iterable[str]) -> int:
@@ -396,6 +409,8 @@ class SchedulingQueue:
                 self._seq += 1
                 run.pods.append(pod)
                 run.seqs.append(self._seq)
+                if self._left is not None:
+                    self._left.append(self._seq)
                 return run
         if not (self._pod_runs and pod.signature):
             e = QueuedEntity(key=str(pod.uid), pods=[pod], timestamp_ms=now)
@@ -478,6 +493,8 @@ class SchedulingQueue:
             if indexed:
                 self._unindex(e)
             i = next(i for i, p in enumerate(e.pods) if p is pod)
+            if self._left is not None:
+                self._gone(e.seqs[i])
             del e.pods[i], e.seqs[i]
             e.seq = e.seqs[0]
             e.failures = e.pre_enqueue_memo = None
@@ -494,8 +511,11 @@ class SchedulingQueue:
         sorts between them (the order is priority, timestamp, ``seq``), so on the reference path
         their pods, each its own entity, are moved, popped and tried one after the other from now
         on, as the pods of one run are; whatever would treat one of them differently splits the
-        run first, as for any run (``peel``, ``single``, ``leave``)."""
-        prev = self._pool_last.get(e.seqs[0] - 1)
+        run first, as for any run (``peel``, ``single``, ``leave``). Pods that left the queue for
+        good between them (bound, deleted) change none of that: the run before ``e`` is the one
+        holding the greatest ``seq`` still queued before ``e``'s first."""
+        before = e.seqs[0] - 1
+        prev = self._pool_last.get(self._queued_at_or_before(before) if self._gaps else before)
         if prev is not None and self._alike(prev, e):
             self._absorb(prev, e)
             e = prev
@@ -543,6 +563,19 @@ class SchedulingQueue:
         if self._last_run is other:
             self._last_run = None
         self.joins += 1
+
+    def _gone(self, s: int) -> None:
+        """No entity holds ``seq`` s any more, nor ever will again."""
+        if 0 < s < len(self._left):  # type: ignore[arg-type]
+            self._left[s] = s - 1  # type: ignore[index]
+
+    def _queued_at_or_before(self, s: int) -> int:
+        """The greatest ``seq`` at most ``s`` an entity still queued holds (0: none)."""
+        left = self._left
+        while left[s] != s:  # type: ignore[index]
+            left[s] = left[left[s]]  # type: ignore[index]
+            s = left[s]  # type: ignore[index]
+        return s
 
     def _index(self, e: PodRun) -> None:
         self._pool_first[e.seqs[0]] = e
