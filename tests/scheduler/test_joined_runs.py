@@ -150,6 +150,7 @@ def _split_traces():
         "a-never-preemptor": _waiting(create(never, at_s=350))[0],
         "a-node-fails": _waiting(delete("Node", "n1", 350))[0],
         "no-pop-from-backoff": _waiting(config=SchedulerConfig(pop_from_backoff=False))[0],
+        "a-job-between-started": _waiting(create(make_job("small", 1, gpus=2, duration_s=2_000), at_s=3.5))[0],
     }
 
 
@@ -176,6 +177,23 @@ def test_jobs_waiting_alike_are_joined_once_their_backoff_is_capped(monkeypatch,
     log = replay(_waiting()[0], "pod", seed=3)
     assert max(got) == 12 and joins["joins"] == 5
     assert log.counters["pod_run_attempts"] > 0
+
+
+def test_runs_join_across_pods_that_left_between_them(monkeypatch):
+    """A 2-GPU job created between w2 and w3 starts at the first release (100 s): its pod leaves
+    the queue for good, so w2's run and w3's join though their seqs are not consecutive
+    (``SchedulingQueue._queued_at_or_before``)."""
+    bridged: list[tuple[int, int]] = []
+    absorb = SchedulingQueue._absorb
+
+    def watch(self, into, other):
+        if into.seqs[-1] + 1 != other.seqs[0]:
+            bridged.append((into.seqs[-1], other.seqs[0]))
+        return absorb(self, into, other)
+
+    monkeypatch.setattr(SchedulingQueue, "_absorb", watch)
+    replay(_split_traces()["a-job-between-started"], "pod", seed=3)
+    assert bridged and all(b - a == 2 for a, b in bridged)
 
 
 # ---- a property over small clusters -----------------------------------------------------------
