@@ -346,6 +346,11 @@ class FailureStreak:
     last_ms: int = 0
     max_gap_ms: int = 0  # the longest time between two consecutive failures of the streak
     live: bool = True
+    # ``FastPath.streak_peel`` (a ``PodRun``'s streak): an event of the streak's first object
+    # takes that object out (its repeats written, as ``settle`` writes them) and the streak stays
+    # live for the others; ``start``: how many of ``objs`` left that way
+    peelable: bool = False
+    start: int = 0
 
 
 @dataclass(slots=True)
@@ -426,7 +431,10 @@ class EventLog:
         if self._streak_of and (aggregated or scheduled):
             streak = self._streak_of.get((kind, obj))
             if streak is not None:
-                self.settle(streak)
+                if streak.peelable and streak.objs[streak.start] == obj:
+                    self._peel(streak)
+                else:
+                    self.settle(streak)
         if aggregated:
             # like the Kubernetes event recorder, a failure repeated word for word is one event
             # (attempts are still counted in pods.scheduling_attempts)
@@ -478,11 +486,11 @@ class EventLog:
         similar[1] = None
         return COMBINED_PREFIX + message
 
-    def open_streak(self, t_ms: int, kind: str, reason: str, objs: tuple[str, ...], messages: tuple[str, ...], rows: tuple[int, ...]) -> FailureStreak:
+    def open_streak(self, t_ms: int, kind: str, reason: str, objs: tuple[str, ...], messages: tuple[str, ...], rows: tuple[int, ...], *, peelable: bool = False) -> FailureStreak:
         """Right after ``event`` recorded (or aggregated) ``reason`` with ``messages[i]`` for each
         ``objs[i]`` (row ``rows[i]`` of ``pods``, -1: none) at ``t_ms``: a streak their repeats
-        can be counted in (``fail_again``)."""
-        streak = FailureStreak(kind, reason, objs, messages, rows, t_ms)
+        can be counted in (``fail_again``). ``peelable``: see ``FailureStreak.peelable``."""
+        streak = FailureStreak(kind, reason, objs, messages, rows, t_ms, peelable=peelable)
         streak_of = self._streak_of
         for obj in objs:
             old = streak_of.get((kind, obj))
@@ -498,7 +506,7 @@ class EventLog:
         streak.max_gap_ms = max(streak.max_gap_ms, t_ms - (streak.last_ms if streak.repeats else streak.opened_ms))
         streak.last_ms = t_ms
         streak.repeats += 1
-        self.count("events_aggregated", len(streak.objs))
+        self.count("events_aggregated", len(streak.objs) - streak.start)
         self.count("failures_repeated")  # a work counter, not in reports: attempts recorded this way
 
     def settle(self, streak: FailureStreak) -> None:
@@ -507,23 +515,39 @@ class EventLog:
         if not streak.live:
             return
         streak.live = False
-        kind = streak.kind
-        for obj in streak.objs:
+        kind, k = streak.kind, streak.start
+        objs = streak.objs[k:] if k else streak.objs
+        for obj in objs:
             if self._streak_of.get((kind, obj)) is streak:
                 del self._streak_of[(kind, obj)]
         if not streak.repeats:
             return
-        attempts = self.pods.scheduling_attempts
-        for obj, message, row in zip(streak.objs, streak.messages, streak.rows):
-            if row >= 0:
-                attempts[row] += streak.repeats
-            similar = self._similar[(kind, obj, streak.reason)]
-            # ``_combine_similar`` on a repeated message: a gap past the interval (the first one
-            # from ``opened_ms``, the time ``similar`` held when the streak opened) restarts the
-            # object's distinct messages with this one; otherwise only the time moves
-            if streak.max_gap_ms > SIMILAR_EVENTS_INTERVAL_MS:
-                similar[1] = (message,)
-            similar[0] = streak.last_ms
+        for obj, message, row in zip(objs, streak.messages[k:], streak.rows[k:]):
+            self._write_repeats(streak, obj, message, row)
+
+    def _write_repeats(self, streak: FailureStreak, obj: str, message: str, row: int) -> None:
+        """What ``streak``'s repeats left on ``obj``: its attempt count and similar-events window."""
+        if row >= 0:
+            self.pods.scheduling_attempts[row] += streak.repeats
+        similar = self._similar[(streak.kind, obj, streak.reason)]
+        # ``_combine_similar`` on a repeated message: a gap past the interval (the first one
+        # from ``opened_ms``, the time ``similar`` held when the streak opened) restarts the
+        # object's distinct messages with this one; otherwise only the time moves
+        if streak.max_gap_ms > SIMILAR_EVENTS_INTERVAL_MS:
+            similar[1] = (message,)
+        similar[0] = streak.last_ms
+
+    def _peel(self, streak: FailureStreak) -> None:
+        """The first object of the live, peelable ``streak`` leaves it (an event of its own is
+        being recorded): its repeats written, as ``settle`` would; the others stay in it."""
+        k = streak.start
+        obj = streak.objs[k]
+        del self._streak_of[(streak.kind, obj)]
+        if streak.repeats:
+            self._write_repeats(streak, obj, streak.messages[k], streak.rows[k])
+        streak.start = k + 1
+        if streak.start == len(streak.objs):
+            streak.live = False
 
     def settle_all(self) -> None:
         """End every live streak (before the log is read)."""

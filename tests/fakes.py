@@ -192,7 +192,7 @@ class FakeClusterAPI:
     def gated(self, pod: PodInfo, message: str) -> None:
         self.calls.append(("gated", pod.key, message))
 
-    def failures_recorded(self, pods: tuple[PodInfo, ...], messages: tuple[str, ...]) -> None:
+    def failures_recorded(self, pods: tuple[PodInfo, ...], messages: tuple[str, ...], *, peelable: bool = False) -> None:
         return None  # every attempt is recorded pod by pod in ``calls``
 
     def failed_again(self, token: object, pods: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:

@@ -140,6 +140,20 @@ class FastPath:
     # counted pass's searches take (``fastpath.counted_searches``: ``rotation.steps`` on the
     # ``counted.layout``), each step checked against the node table; needs doomed_pass
     counted_searches: bool = True
+    # (issue 16, RICC-pod) an entity whose pods all passed PreEnqueue, moved again with no pod
+    # spec updated since and PreEnqueue plugins that read the spec only (``PRE_ENQUEUE_SPEC_ONLY``:
+    # ``pod``'s SchedulingGates), passes without asking them again; only pods added since are asked
+    pre_enqueue_passed: bool = True
+    # (issue 16, RICC-pod) ``pod``: two runs (``PodRun``) of different Jobs that just failed alike
+    # (one signature and priority, the same queue state and backoff from now on) and hold
+    # consecutive ``seq`` (nothing can sort between them) are joined into one run, so the
+    # pending pods of many identical jobs are retried as one entity (needs pod_runs and
+    # PreEnqueue plugins that read the spec only)
+    joined_runs: bool = True
+    # (issue 16, RICC-pod) a run's failure streak (``failure_streaks``) stays live while its first
+    # pods leave it one by one (peeled, then bound or failed on their own): each takes its own
+    # repeats out, so the others' next repeat is still recorded once for the run, not pod by pod
+    streak_peel: bool = True
 
 
 @dataclass(frozen=True, slots=True)

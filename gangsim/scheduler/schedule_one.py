@@ -123,8 +123,9 @@ def schedule_run(h: SchedulerHandle, run: PodRun) -> int:
             return _bind_planned(h, fw, run, planned)
     state = CycleState()
     result, diagnosis = fw.schedule_pod(state, pod, h.generation, upcoming=lambda: run.pods)
+    size = len(run.pods)  # (read first: parked again, the run may be joined by the next, FastPath.joined_runs)
     if result is None and _fail_together(h, fw, memo, state, run, diagnosis):
-        return len(run.pods)
+        return size
     e = h.queue.peel(run)
     note_attempt(h, e)
     h.cluster.attempted(pod)  # (the pass before it records nothing this reads)
@@ -155,10 +156,10 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
             h.cluster.attempted(p)
             h.log.event(now, "Pod", p.key, "", EventReason.FAILED_SCHEDULING, message)
             h.cluster.scheduling_failed(p, message)
-        run.failures = h.cluster.failures_recorded(infos, messages) if streaks else None
+        run.failures = h.cluster.failures_recorded(infos, messages, peelable=fw.fast_path.streak_peel) if streaks else None
     note_attempt(h, run)
     requeue(h, run, frozenset(diagnosis.unschedulable_plugins), error=False)
-    h.log.count("pod_run_attempts", len(pods) - 1)  # a work counter, not in reports: attempts recorded with the first's
+    h.log.count("pod_run_attempts", len(infos) - 1)  # a work counter, not in reports: attempts recorded with the first's
     return True
 
 

@@ -10,7 +10,7 @@ hints (SEMANTICS §4.5): each event names the plugins that registered for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from collections.abc import Iterator
 
@@ -23,6 +23,7 @@ from gangsim.scheduler.binding import WaitingPodsMap
 from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.fastpath.gated_members import GatedPrefix, move_members
+from gangsim.scheduler.fastpath.pre_enqueue import PreEnqueueMemo
 from gangsim.scheduler.framework.handle import ClusterAPI
 from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
@@ -70,24 +71,6 @@ def pod_signature(pod: Pod, demand: np.ndarray) -> tuple:
     return (pod_static_key(pod), demand.tobytes(), s.nonzero_milli_cpu, s.nonzero_memory, s.scheduler_name)
 
 
-@dataclass(slots=True)
-class _PreEnqueueMemo:
-    """What ``Scheduler.pre_enqueue`` found for the first ``count`` pods of an entity."""
-
-    count: int
-    last: PodInfo  # the entity's pods[count - 1] then
-    runs: list[PodInfo]  # the first pod of each run of pods sharing spec and group
-    told: str  # the Gated message every one of those pods was told ("": not known)
-    updates: int  # pod spec updates then (an update can change a pod's spec and gates)
-
-    def covers(self, pods: list[PodInfo], updates: int) -> bool:
-        """Still true for the same first ``count`` pods: they are where they were (pods are
-        only appended or removed, so with the last of them still at its place none of them
-        went) and no spec changed."""
-        n = self.count
-        return updates == self.updates and len(pods) >= n and pods[n - 1] is self.last
-
-
 class Scheduler:
     def __init__(
         self,
@@ -133,6 +116,8 @@ class Scheduler:
             for event, names in fw.events_to_register().items():
                 self.hints[event] = self.hints.get(event, frozenset()) | names
         first = next(iter(self.frameworks.values()))  # every profile shares the queue's sort (as upstream requires)
+        spec_only = all(fw.pre_enqueue_spec_only for fw in self.frameworks.values())  # PreEnqueue reads pod specs only
+        self._pre_enqueue_passed = config.effective_fast_path.pre_enqueue_passed and spec_only  # see pre_enqueue
         self.queue = SchedulingQueue(
             config,
             now=lambda: self.cluster.now,
@@ -142,13 +127,14 @@ class Scheduler:
             sort_key=first.queue_sort.sort_key,
             entity_of=self._entity_of,  # FastPath.pod_runs, which needs repeated_failure: ``pod`` only
             pod_runs=config.effective_fast_path.pod_runs and config.effective_fast_path.repeated_failure and not self.features.gang_scheduling,
+            join_runs=config.effective_fast_path.joined_runs and spec_only,
         )
         self.cycles = 0
         self._cycles_now = 0
         self._cycles_at = -1
         self._wakes: set[int] = set()
         self._gated_message: dict[int, str] = {}
-        self._pod_updates = 0  # pod spec updates so far (a ``_PreEnqueueMemo`` holds while none came)
+        self._pod_updates = 0  # pod spec updates so far (a ``PreEnqueueMemo`` holds while none came)
         self.kept_unbound: list[tuple[PodInfo, int]] = []  # ``schedule_podgroup``'s kept placements not bound yet
         self._spec_cache: dict[int, tuple] = {}
 
@@ -238,12 +224,22 @@ class Scheduler:
 
         A PodGroup entity is asked again each time a pod joins it (pods are only appended to an
         entity, or removed), so what the last call found for the pods it saw is kept on the
-        entity (``_PreEnqueueMemo``) and only the new pods are looked at: the runs, and the pods
+        entity (``PreEnqueueMemo``) and only the new pods are looked at: the runs, and the pods
         to tell the Gated message when it is the one the others were told (``_tell_gated``
-        tells each pod a message once anyway). O(1) per joining pod instead of O(group)."""
+        tells each pod a message once anyway). O(1) per joining pod instead of O(group).
+
+        ``FastPath.pre_enqueue_passed``: when every PreEnqueue plugin reads the pod's spec only
+        (``PRE_ENQUEUE_SPEC_ONLY``), pods that passed and whose spec was not updated since pass
+        again, so only the runs of the pods added since are asked (an entity moved out of the
+        unschedulable pool on every release asks nothing)."""
         pods = e.pods
         memo = e.pre_enqueue_memo
-        if isinstance(memo, _PreEnqueueMemo) and memo.covers(pods, self._pod_updates):
+        asked = 0  # the runs before this one passed on this call already
+        passed = memo.passed_before(pods, self._pod_updates) if self._pre_enqueue_passed and isinstance(memo, PreEnqueueMemo) else 0
+        if passed:
+            start, runs, told = passed, memo.runs, ""  # (runs[-1]: the run of the last pod that passed)
+            asked = len(runs)
+        elif isinstance(memo, PreEnqueueMemo) and memo.covers(pods, self._pod_updates):
             start, runs, told = memo.count, memo.runs, memo.told
         else:
             start, runs, told = 0, [], ""
@@ -252,7 +248,7 @@ class Scheduler:
             if last is None or pod.spec is not last.spec or pod.group_key != last.group_key:
                 runs.append(pod)
         status = None
-        for pod in runs:
+        for pod in runs[asked:] if asked else runs:
             fw = self.frameworks.get(pod.spec.scheduler_name)
             if fw is not None:
                 status = fw.run_pre_enqueue(pod)
@@ -265,7 +261,7 @@ class Scheduler:
             told = message
         else:
             told = ""  # the new pods were told nothing
-        e.pre_enqueue_memo = _PreEnqueueMemo(len(pods), pods[-1], runs, told, self._pod_updates) if pods else None
+        e.pre_enqueue_memo = PreEnqueueMemo(len(pods), pods[-1], runs, told, self._pod_updates, status is None) if pods else None
         return status
 
     def _tell_gated(self, pod: PodInfo, message: str) -> None:

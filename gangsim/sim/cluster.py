@@ -168,22 +168,22 @@ class Cluster:
             self.log.pods.waiting_reason[sp.row] = message
         self.attempt_finished(info.key, bound=False)
 
-    def failures_recorded(self, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> FailureRun:
-        """Each of ``infos`` was just attempted and failed with its ``messages[i]`` (``attempted``,
-        a FailedScheduling event, ``scheduling_failed``): the run ``failed_again`` counts repeats in."""
-        by_uid = self.by_uid
-        rows = tuple(sp.row if (sp := by_uid.get(i.uid)) is not None else -1 for i in infos)
-        streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows)
+    def failures_recorded(self, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, peelable: bool = False) -> FailureRun:
+        """Each of ``infos`` was just attempted and failed with its ``messages[i]`` (``attempted``, a FailedScheduling
+        event, ``scheduling_failed``): the run ``failed_again`` counts repeats in (``FailureStreak.peelable``)."""
+        rows = tuple(sp.row if (sp := self.by_uid.get(i.uid)) is not None else -1 for i in infos)
+        streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows, peelable=peelable)
         return FailureRun(infos, streak)
 
     def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
         """Record an attempt of ``infos`` that failed each again with its message of ``run``, when
-        nothing else happened to them since (the event log's streak is live) and no preemption
-        waits on their attempts: what ``attempted``, the aggregated event and ``scheduling_failed``
-        would record for each, in O(1). False (nothing recorded) otherwise."""
-        if run is None or not run.streak.live or run.streak.messages != messages or run.infos != infos:
+        nothing else happened to them since (the event log's streak is live; of a peelable one,
+        the pods still in it) and no preemption waits on their attempts: what ``attempted``, the
+        aggregated event and ``scheduling_failed`` would record for each, in O(1). False otherwise."""
+        if run is None or not run.streak.live:
             return False
-        if not self.in_vain.idle_for(run.streak.objs):
+        streak, k = run.streak, run.streak.start
+        if streak.messages[k:] != messages or run.infos[k:] != infos or not self.in_vain.idle_for(streak.objs[k:]):
             return False
         self.log.fail_again(run.streak, self.now)
         return True

@@ -46,7 +46,7 @@ class InVainTracker:
 
     def idle_for(self, refs: tuple[str, ...]) -> bool:
         """No open decision has any of ``refs`` as its preemptor: their attempts change nothing here."""
-        return self._decisions.keys().isdisjoint(refs)
+        return not self._decisions or self._decisions.keys().isdisjoint(refs)  # (refs: a joined run's thousands of pods)
 
     def attempt_finished(self, ref: str, *, bound: bool) -> None:
         open_ = self._decisions.get(ref)

@@ -18,8 +18,10 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
                        the unchanged cluster (its diagnosis, FitError text and counted effects)
 ``attempts``           a PodGroup attempt on a scheduler generation unchanged since the group's
                        last attempt, which the doomed pass decided: that attempt's result again
-``run_pass``           the next pods of a ``PodRun`` (or a single-shape PodGroup pass on a big
-                       cluster) whose searches fit in one lap of the rotation, in one look
+``run_pass``           the next pods of a ``PodRun`` whose searches fit in one lap of the
+                       rotation, in one look
+``pre_enqueue``        what PreEnqueue found for an entity's pods (pods that passed, spec-only
+                       plugins: not asked again)
 =====================  =========================================================================
 
 The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off

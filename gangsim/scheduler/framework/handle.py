@@ -152,9 +152,11 @@ class ClusterAPI(Protocol):
     def gated(self, pod: "PodInfo", message: str) -> None:
         """The pod is held at PreEnqueue with ``message``."""
 
-    def failures_recorded(self, pods: tuple["PodInfo", ...], messages: tuple[str, ...]) -> object:
+    def failures_recorded(self, pods: tuple["PodInfo", ...], messages: tuple[str, ...], *, peelable: bool = False) -> object:
         """Each of ``pods`` was just attempted and failed with ``messages[i]`` (``attempted``, a
-        FailedScheduling event, ``scheduling_failed``); returns a token for ``failed_again``."""
+        FailedScheduling event, ``scheduling_failed``); returns a token for ``failed_again``.
+        ``peelable``: the token stays good for the pods left after the first ones went one by
+        one, each with an event of its own (``FastPath.streak_peel``)."""
 
     def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...]) -> bool:
         """Record an attempt in which each of ``pods`` failed again with its message at ``token``

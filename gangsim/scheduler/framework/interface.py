@@ -88,6 +88,10 @@ class EnqueueExtensions(Plugin, Protocol):
 
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
+    # True: the answer reads the pod's spec only (not its PodGroup nor anything else that
+    # changes), so it holds until the spec does (``FastPath.pre_enqueue_passed``, ``joined_runs``)
+    PRE_ENQUEUE_SPEC_ONLY: ClassVar[bool]
+
     def pre_enqueue(self, pod: "PodInfo") -> Status | None:
         """None lets the pod into activeQ/backoffQ; a status parks it as gated (§4.4). Reads the
         pod's spec and its PodGroup only (pods sharing both get the same answer)."""

@@ -150,6 +150,7 @@ class Framework(Handle):
         self.plugins = instances
         self.pre_enqueue_plugins: list[PreEnqueuePlugin] = lists.get("preEnqueue", [])
         self._pre_enqueues = [p.pre_enqueue for p in self.pre_enqueue_plugins]
+        self.pre_enqueue_spec_only = all(p.PRE_ENQUEUE_SPEC_ONLY for p in self.pre_enqueue_plugins)
         sorts: list[QueueSortPlugin] = lists.get("queueSort", [])
         if len(sorts) != 1:
             raise ValueError(f"a profile needs exactly one queueSort plugin, got {len(sorts)}")

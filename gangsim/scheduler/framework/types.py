@@ -188,7 +188,10 @@ class PodRun(QueuedEntity):
     ``timestamp_ms``, ``unschedulable_count`` …) kept once; ``seqs`` holds each pod's own
     ``seq`` (``seq`` is the first's). Whatever would treat one of them differently splits the
     run first (``SchedulingQueue.peel`` the first pod of a cycle that is not a repeated
-    failure, ``SchedulingQueue.single`` a pod updated or activated)."""
+    failure, ``SchedulingQueue.single`` a pod updated or activated). With
+    ``FastPath.joined_runs`` a run may hold the pods of several Jobs: runs that failed alike,
+    with no entity still queued between them in ``seq``, joined in the unschedulable pool
+    (``SchedulingQueue._join``)."""
 
     seqs: list[int] = field(default_factory=list)
     failures: object = None  # ClusterAPI.failures_recorded's token of the run's last failed attempt

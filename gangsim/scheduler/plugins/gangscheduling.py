@@ -89,6 +89,7 @@ class _Barrier:
 
 class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions):
     NAME = NAME
+    PRE_ENQUEUE_SPEC_ONLY = False  # reads the PodGroup and how many pods it has
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.handle = handle

@@ -12,6 +12,7 @@ WAITING_FOR_GATES = "waiting for scheduling gates: [{}]"
 
 class SchedulingGates(PreEnqueuePlugin):
     NAME = names.SCHEDULING_GATES
+    PRE_ENQUEUE_SPEC_ONLY = True  # spec.schedulingGates only
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         pass  # stateless

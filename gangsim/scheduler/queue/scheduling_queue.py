@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections.abc import Callable, Iterable
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
-from gangsim.scheduler.framework.types import PodInfo, PodRun, QueuedEntity, QueueLocation
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodRun, QueuedEntity, QueueLocation
 
 NEVER = 1 << 62
 ACTIVE = QueueLocation.ACTIVE
@@ -48,12 +49,26 @@ class SchedulingQueue:
         sort_key: Callable[[QueuedEntity], tuple],
         entity_of: dict[int, QueuedEntity] | None = None,
         pod_runs: bool = False,
+        join_runs: bool = False,
     ) -> None:
         """``entity_of``: pod uid -> its entity, which the queue keeps right for the pods of a
-        ``PodRun`` it splits; ``pod_runs``: ``add_pod`` queues a Job's pods as runs."""
+        ``PodRun`` it splits or joins; ``pod_runs``: ``add_pod`` queues a Job's pods as runs;
+        ``join_runs`` (with ``pod_runs``): runs of different Jobs that failed alike are joined
+        in the unschedulable pool (``_join``)."""
         self.config = config
         self._entity_of: dict[int, QueuedEntity] = {} if entity_of is None else entity_of
         self._pod_runs = pod_runs
+        self._join_runs = pod_runs and join_runs
+        # the runs in the unschedulable pool by their first and by their last pod's ``seq`` (``_join``)
+        self._pool_first: dict[int, PodRun] = {}
+        self._pool_last: dict[int, PodRun] = {}
+        self.joins = 0  # runs joined so far (a work counter)
+        # ``_left[s]``: ``s`` while an entity holding ``seq`` s is queued, a smaller seq once it
+        # left for good (``done``, ``leave``): ``_queued_at_or_before`` follows it (path halving)
+        # to the greatest seq still queued. ``_gaps``: False once an entity came back after
+        # leaving (a pod rejected at Permit; not under ``pod``), then only consecutive seqs join
+        self._left = array("q", [0]) if self._join_runs else None
+        self._gaps = True
         self._last_run: PodRun | None = None  # the run ``add_pod`` queued last
         self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
         self._now = now
@@ -94,6 +109,8 @@ class SchedulingQueue:
         self._token(e)
         if e.where == UNSCHEDULABLE:
             self.unschedulable.pop(e.key, None)
+            if self._join_runs and isinstance(e, PodRun):
+                self._unindex(e)
             for p in e.unschedulable_plugins:
                 bucket = self._by_plugin.get(p)
                 if bucket is not None:
@@ -142,6 +159,8 @@ class SchedulingQueue:
         if not e.seq:
             self._seq += 1
             e.seq = self._seq
+            if self._left is not None:
+                self._left.append(self._seq)
         self._move_to_active_or_backoff(e, check_backoff=False)
 
     def _run_pre_enqueue(self, e: QueuedEntity) -> bool:
@@ -203,6 +222,8 @@ class SchedulingQueue:
             # (a pending flush tick stays right: parking times only grow, so the oldest entry's
             # tick can only move later, and _schedule_flush never moves a pending tick later)
             self._schedule_flush()
+        if self._join_runs and isinstance(e, PodRun):
+            self._join(e)
 
     # ---- after an attempt (AddUnschedulableIfNotPresent / AddAttemptedPodGroupIfNeeded) ------
     def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool) -> None:
@@ -211,6 +232,7 @@ class SchedulingQueue:
         e.timestamp_ms = self._now()
         if e.key not in self.entities:
             self.entities[e.key] = e
+            self._gaps = False  # (back after ``done``: its seqs were taken for gone)
         if to_backoff or not e.unschedulable_plugins:
             if self._run_pre_enqueue(e):
                 done = self.backoff_done_ms(e)  # (``is_backing_off``, computed once)
@@ -237,6 +259,9 @@ class SchedulingQueue:
         self._detach(e)
         self.entities.pop(e.key, None)
         self._tokens.pop(e.key, None)
+        if self._left is not None:
+            for s in e.seqs if isinstance(e, PodRun) else (e.seq,):
+                self._gone(s)
 
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
     def move_for_plugins(self, plugins: Iterable[str]) -> int:
@@ -394,6 +419,8 @@ class SchedulingQueue:
                 self.activation_epoch += 1
                 run.pods.append(pod)
                 run.seqs.append(self._seq)
+                if self._left is not None:
+                    self._left.append(self._seq)
                 return run
         if not (self._pod_runs and pod.signature):
             e = QueuedEntity(key=str(pod.uid), pods=[pod], timestamp_ms=now)
@@ -440,10 +467,10 @@ class SchedulingQueue:
 
     @staticmethod
     def _drop_head(run: PodRun, k: int) -> None:
-        """``run``'s first ``k`` pods left it (peeled)."""
+        """``run``'s first ``k`` pods left it (peeled; its failure token and PreEnqueue memo
+        stay: they know that pods leave)."""
         del run.pods[:k], run.seqs[:k]
         run.seq = run.seqs[0]
-        run.failures = run.pre_enqueue_memo = None
 
     # (FastPath.run_passes) a cycle that places several of a run's pods one after the other
     # peels them as ``peel`` does, except that the run stays in flight in between and the peeled
@@ -456,7 +483,6 @@ class SchedulingQueue:
         one = self._single(run, i)
         one.where = IN_FLIGHT
         run.seq = run.seqs[i + 1]
-        run.failures = run.pre_enqueue_memo = None
         return one
 
     def last_of(self, run: PodRun) -> PodRun:
@@ -508,9 +534,100 @@ class SchedulingQueue:
         (the others' state and order are unchanged; a run's heap entries order it by its first
         pod's ``seq``, and no other entity has a ``seq`` between its pods')."""
         if isinstance(e, PodRun) and len(e.pods) > 1:
+            indexed = self._join_runs and e.where == UNSCHEDULABLE
+            if indexed:
+                self._unindex(e)
             i = next(i for i, p in enumerate(e.pods) if p is pod)
+            if self._left is not None:
+                self._gone(e.seqs[i])
             del e.pods[i], e.seqs[i]
             e.seq = e.seqs[0]
             e.failures = e.pre_enqueue_memo = None
+            if indexed:
+                self._index(e)
             return
         self.done(e)
+
+    # ---- joined runs (FastPath.joined_runs) -------------------------------------------------------
+    def _join(self, e: PodRun) -> None:
+        """``e`` was just parked in the unschedulable pool: it absorbs the run parked there whose
+        first pod's ``seq`` follows its last pod's, or joins the one whose last pod's precedes its
+        first, when they are alike (``_alike``). Consecutive ``seq`` means that no other entity
+        sorts between them (the order is priority, timestamp, ``seq``), so on the reference path
+        their pods, each its own entity, are moved, popped and tried one after the other from now
+        on, as the pods of one run are; whatever would treat one of them differently splits the
+        run first, as for any run (``peel``, ``single``, ``leave``). Pods that left the queue for
+        good between them (bound, deleted) change none of that: the run before ``e`` is the one
+        holding the greatest ``seq`` still queued before ``e``'s first."""
+        before = e.seqs[0] - 1
+        prev = self._pool_last.get(self._queued_at_or_before(before) if self._gaps else before)
+        if prev is not None and self._alike(prev, e):
+            self._absorb(prev, e)
+            e = prev
+        nxt = self._pool_first.get(e.seqs[-1] + 1)
+        if nxt is not None and self._alike(e, nxt):
+            self._absorb(e, nxt)
+        self._index(e)
+
+    def _alike(self, a: PodRun, b: PodRun) -> bool:
+        """Would ``a``'s pods and ``b``'s, each its own entity, stay alike on the reference path:
+        just failed at the same instant on the same cluster (timestamp, parking time, scheduler
+        generation, rejecting plugins), one memo key (signature, priority, preemption policy:
+        ``fastpath.repeat``) and one backoff from now on (the same count of failures, or both at
+        the cap, where more failures change nothing: ``backoff_duration`` is the only reader of
+        a run's counts). Their pods are not nominated (a pod is nominated by its own PostFilter,
+        on the single path, after it left its run) and passed PreEnqueue, whose plugins read the
+        spec only, which does not change while they are in the run."""
+        if a.timestamp_ms != b.timestamp_ms or a.parked_ms != b.parked_ms or a.last_attempt_generation != b.last_attempt_generation:
+            return False
+        if a.consecutive_errors or b.consecutive_errors or a.unschedulable_plugins != b.unschedulable_plugins:
+            return False
+        if a.unschedulable_count != b.unschedulable_count:
+            cap = self.config.pod_max_backoff_ms
+            if self.backoff_duration(a) != cap or self.backoff_duration(b) != cap:
+                return False
+        p, q = a.pods[0], b.pods[0]
+        if p.nominated_row != NO_NODE or q.nominated_row != NO_NODE or not p.signature:
+            return False
+        s, t = p.spec, q.spec
+        return s.priority == t.priority and s.preemption_policy == t.preemption_policy and (p.group_key == "") == (q.group_key == "") and p.signature == q.signature
+
+    def _absorb(self, into: PodRun, other: PodRun) -> None:
+        """``other`` (in the pool, after ``into`` in ``seq``) ends: its pods join ``into``."""
+        self._detach(other)
+        self.entities.pop(other.key, None)
+        self._tokens.pop(other.key, None)
+        if self._pool_last.get(into.seqs[-1]) is into:
+            del self._pool_last[into.seqs[-1]]
+        into.pods += other.pods
+        into.seqs += other.seqs
+        into.failures = None  # (its streak was for its own pods: the next failure opens one for all)
+        entity_of = self._entity_of
+        for pod in other.pods:
+            entity_of[pod.uid] = into
+        if self._last_run is other:
+            self._last_run = None
+        self.joins += 1
+
+    def _gone(self, s: int) -> None:
+        """No entity holds ``seq`` s any more, nor ever will again."""
+        if 0 < s < len(self._left):  # type: ignore[arg-type]
+            self._left[s] = s - 1  # type: ignore[index]
+
+    def _queued_at_or_before(self, s: int) -> int:
+        """The greatest ``seq`` at most ``s`` an entity still queued holds (0: none)."""
+        left = self._left
+        while left[s] != s:  # type: ignore[index]
+            left[s] = left[left[s]]  # type: ignore[index]
+            s = left[s]  # type: ignore[index]
+        return s
+
+    def _index(self, e: PodRun) -> None:
+        self._pool_first[e.seqs[0]] = e
+        self._pool_last[e.seqs[-1]] = e
+
+    def _unindex(self, e: PodRun) -> None:
+        if self._pool_first.get(e.seqs[0]) is e:
+            del self._pool_first[e.seqs[0]]
+        if self._pool_last.get(e.seqs[-1]) is e:
+            del self._pool_last[e.seqs[-1]]
