@@ -191,7 +191,11 @@ class Scheduler:
     def bump(self, *, release: bool = True) -> None:
         """The cluster changed. ``release``: the change can make a failed attempt succeed (capacity
         freed, a node added or changed, a nomination or group changed); binds cannot, except by
-        offering a lower-priority preemption victim, which ``note_bind`` tracks."""
+        offering a lower-priority preemption victim, which ``note_bind`` tracks. Groups asleep
+        through retries that repeat their last attempt wake first (``FastPath.bulk_retries``):
+        from now on their attempts may go differently."""
+        if self.queue.sleeping:
+            self.queue.wake_all()
         self.generation += 1
         if release:
             self.release_generation = self.generation
@@ -437,6 +441,8 @@ class Scheduler:
         return st
 
     def _set_group(self, key: str, group: PodGroup | None) -> PodGroupState:
+        if self.queue.sleeping:  # (before a sleeper's priority changes: the bump after wakes it too late)
+            self.queue.wake_all()
         st = self._group_state(key)
         if group is not None and group.policy.topology_keys and not self.config.topology_aware_workload_scheduling:
             # the TopologyAwareWorkloadScheduling gate off: the API server drops
@@ -566,6 +572,12 @@ class Scheduler:
                 more = schedule_one(self, e) - 1  # a PodRun's other pods failing with the first
                 self.cycles += more
                 self._cycles_now += more
+
+    def count_sleepers(self, limit_ms: int) -> None:
+        """The retries of the groups asleep in backoffQ (``FastPath.bulk_retries``) before
+        ``limit_ms`` counted, as the reference path would have run them by then (the end of a
+        replay)."""
+        self.queue.advance_sleepers(limit_ms)
 
     def is_settled(self) -> bool:
         """Nothing left that a retry could change: every queued entity is gated or was last

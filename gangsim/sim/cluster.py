@@ -156,11 +156,11 @@ class Cluster:
         if sp is not None:
             self.log.pods.waiting_reason[sp.row] = message
 
-    def group_attempted(self, key: str) -> None:
+    def group_attempted(self, key: str, times: int = 1) -> None:
         g = self.jobs_model.gangs.get(key)
         if g is not None and g.record is not None:
-            g.record.schedule_attempts += 1
-        self.attempt_started(key)
+            g.record.schedule_attempts += times
+        self.attempt_started(key)  # (once: it marks the open decisions of ``key`` attempted)
 
     def scheduling_failed(self, info: PodInfo, message: str) -> None:
         sp = self.by_uid.get(info.uid)
@@ -176,17 +176,24 @@ class Cluster:
         streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows)
         return FailureRun(infos, streak)
 
-    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
+    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0) -> bool:
         """Record an attempt of ``infos`` that failed each again with its message of ``run``, when
         nothing else happened to them since (the event log's streak is live) and no preemption
         waits on their attempts: what ``attempted``, the aggregated event and ``scheduling_failed``
-        would record for each, in O(1). False (nothing recorded) otherwise."""
+        would record for each, in O(1). False (nothing recorded) otherwise. ``times`` such
+        attempts from ``at_ms`` (default now) to ``last_ms``: ``EventLog.fail_again``."""
+        if not self.fails_again(run, infos, messages):
+            return False
+        assert run is not None
+        self.log.fail_again(run.streak, self.now if at_ms is None else at_ms, times=times, last_ms=last_ms, max_gap_ms=max_gap_ms)
+        return True
+
+    def fails_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], also: tuple[str, ...] = ()) -> bool:
+        """Would ``failed_again`` record such an attempt (nothing recorded here)? ``also``: and
+        no preemption waits on the attempts of these objects either (a PodGroup's key)."""
         if run is None or not run.streak.live or run.streak.messages != messages or run.infos != infos:
             return False
-        if not self.in_vain.idle_for(run.streak.objs):
-            return False
-        self.log.fail_again(run.streak, self.now)
-        return True
+        return self.in_vain.idle_for(run.streak.objs) and self.in_vain.idle_for(also)
 
     def bind(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]

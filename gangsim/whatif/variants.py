@@ -61,6 +61,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-repeated-attempts": {"fast_path.repeated_attempts": False},
     "no-static-scores": {"fast_path.static_scores": False},
     "no-gated-prefix": {"fast_path.gated_prefix": False},
+    "no-bulk-retries": {"fast_path.bulk_retries": False},
 }
 
 

@@ -116,4 +116,4 @@ def test_run_takes_the_policy_spec_grammar_of_diff():
     assert invoke_json("run", DEADLOCK, "-p", "GANG+no-batching", "--horizon", "2h") == invoke_json("run", DEADLOCK, "-p", "gang", "--horizon", "2h")
     bad = invoke("run", DEADLOCK, "-p", "gang+nope")
     assert bad.exit_code == 2
-    assert bad.stderr == "gangsim: error: --policy 'gang+nope': unknown variant 'nope' (known: partial-success, old-timestamp, tas, cpg, no-batching, no-static-cache, no-signature-cache, no-windowed-search, no-doomed-pass, no-placement-passes, no-repeated-failure, no-failure-streaks, no-row-refresh, no-keep-placements, no-counted-pass, no-gated-siblings, no-pod-runs, no-repeated-attempts, no-static-scores, no-gated-prefix)\n"
+    assert bad.stderr == "gangsim: error: --policy 'gang+nope': unknown variant 'nope' (known: partial-success, old-timestamp, tas, cpg, no-batching, no-static-cache, no-signature-cache, no-windowed-search, no-doomed-pass, no-placement-passes, no-repeated-failure, no-failure-streaks, no-row-refresh, no-keep-placements, no-counted-pass, no-gated-siblings, no-pod-runs, no-repeated-attempts, no-static-scores, no-gated-prefix, no-bulk-retries)\n"

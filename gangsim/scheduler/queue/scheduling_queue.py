@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
 from gangsim.scheduler.framework.types import PodInfo, PodRun, QueuedEntity, QueueLocation
+from gangsim.scheduler.queue.sleepers import Sleeper, Sleeping, advance
 
 NEVER = 1 << 62
 ACTIVE = QueueLocation.ACTIVE
@@ -76,6 +77,12 @@ class SchedulingQueue:
         self._seq = 0
         self._backoff_wake: int | None = None
         self._flush_wake: int | None = None
+        # FastPath.bulk_retries (``queue.sleepers``): sleeping entities by key, and by next retry
+        self.sleeping: dict[str, Sleeping] = {}
+        self._sleep_heap: list[tuple[int, int, Sleeping]] = []
+        # the last ``pop``: (when, the QueueSort key of the entity it took from activeQ, whether a
+        # pop at that instant found activeQ empty): where a sleeper's retry due now stands
+        self._popped: tuple[int, tuple, bool] = (-1, (), False)
 
     # ---- bookkeeping -------------------------------------------------------------------------
     def _token(self, e: QueuedEntity) -> int:
@@ -196,9 +203,12 @@ class SchedulingQueue:
             self._schedule_flush()
 
     # ---- after an attempt (AddUnschedulableIfNotPresent / AddAttemptedPodGroupIfNeeded) ------
-    def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool) -> None:
+    def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool, sleeper: Sleeper | None = None) -> None:
         """``to_backoff``: groups (§4.5) and errored pods go straight to backoffQ/activeQ;
-        rejected single pods are parked in the unschedulable pool."""
+        rejected single pods are parked in the unschedulable pool. ``sleeper``: ``e``'s retries
+        until the next generation change repeat this attempt (``FastPath.bulk_retries``): in
+        backoffQ it sleeps (``queue.sleepers``) unless something already could change its next
+        attempt (``is_stale``: then it may be popped early)."""
         e.timestamp_ms = self._now()
         if e.key not in self.entities:
             self.entities[e.key] = e
@@ -206,7 +216,10 @@ class SchedulingQueue:
             if self._run_pre_enqueue(e):
                 done = self.backoff_done_ms(e)  # (``is_backing_off``, computed once)
                 if self._now() < done:
-                    self._push_backoff(e, done)
+                    if sleeper is not None and not self._is_stale(e):
+                        self._sleep(e, sleeper, done)
+                    else:
+                        self._push_backoff(e, done)
                 elif not self._is_stale(e):
                     # No backoff and nothing changed since the attempt: an immediate retry would
                     # repeat it exactly (a zero-time spin). Wait in backoffQ for the next change.
@@ -225,6 +238,8 @@ class SchedulingQueue:
 
     def done(self, e: QueuedEntity) -> None:
         """The entity left the queue for good (bound, deleted)."""
+        if e.key in self.sleeping:
+            self.wake(e, place=False)
         self._detach(e)
         self.entities.pop(e.key, None)
         self._tokens.pop(e.key, None)
@@ -250,6 +265,8 @@ class SchedulingQueue:
 
     def activate(self, e: QueuedEntity) -> None:
         """``Activate``: straight to activeQ (if not in flight)."""
+        if e.key in self.sleeping:
+            self.wake(e)
         if e.where in (GATED, UNSCHEDULABLE, BACKOFF):
             if self._run_pre_enqueue(e):
                 self._push_active(e)
@@ -259,6 +276,8 @@ class SchedulingQueue:
         """Move every entity whose backoff is complete to activeQ (the 1 s flush)."""
         now = self._now()
         self._backoff_wake = None
+        if self._sleep_heap and self._sleep_heap[0][0] <= now:
+            self._flush_sleepers(now)
         for heap in (self._backoff, self._error_backoff):
             while heap:
                 done, _, token, e = heap[0]
@@ -324,13 +343,16 @@ class SchedulingQueue:
     def pop(self) -> QueuedEntity | None:
         heap = self._active
         while heap:
-            _, token, e = heapq.heappop(heap)
+            key, token, e = heapq.heappop(heap)
             if token == self._tokens.get(e.key):
                 self._detach(e)
                 e.where = IN_FLIGHT
                 if isinstance(e, PodRun):
                     e.popped_done = None
+                now = self._now()
+                self._popped = (now, key, self._popped[0] == now and self._popped[2])
                 return e
+        self._popped = (self._now(), (), True)
         return self._pop_backoff_early(waiting_for_change_only=not self.config.pop_from_backoff)
 
     def _pop_backoff_early(self, *, waiting_for_change_only: bool) -> QueuedEntity | None:
@@ -359,6 +381,8 @@ class SchedulingQueue:
     def take(self, e: QueuedEntity) -> None:
         """``PopSpecificPod``: ``e`` joins the cycle in flight (a CompositePodGroup hierarchy's
         other PodGroups join the cycle of the one popped)."""
+        if e.key in self.sleeping:
+            self.wake(e)
         self._detach(e)
         self.entities[e.key] = e
         e.where = IN_FLIGHT
@@ -467,3 +491,67 @@ class SchedulingQueue:
             e.failures = e.pre_enqueue_memo = None
             return
         self.done(e)
+
+    # ---- sleeping entities (FastPath.bulk_retries, ``queue.sleepers``) ------------------------------
+    def _sleep(self, e: QueuedEntity, sleeper: Sleeper, done: int) -> None:
+        """``e`` in backoffQ until ``done``, asleep: in no heap, with no wake."""
+        self._detach(e)
+        e.where = BACKOFF
+        s = Sleeping(e, sleeper, done, self.backoff_duration(e))
+        self.sleeping[e.key] = s
+        heapq.heappush(self._sleep_heap, (done, self._tokens[e.key], s))
+
+    def _advance(self, s: Sleeping, limit: int) -> None:
+        advance(s, limit, self.backoff_duration, self.backoff_done_ms)
+
+    def _flush_sleepers(self, now: int) -> None:
+        """The flush at ``now`` (``flush_backoff``) finds sleepers due: their retries before now are
+        counted; one whose retry falls on now leaves backoffQ as the reference's flush moves it,
+        awake (that retry runs for real); the others sleep on until their next retry."""
+        heap = self._sleep_heap
+        while heap and heap[0][0] <= now:
+            _, token, s = heapq.heappop(heap)
+            e = s.entity
+            if self.sleeping.get(e.key) is not s or token != self._tokens.get(e.key):
+                continue
+            self._advance(s, now)
+            if s.due == now:
+                del self.sleeping[e.key]
+                self._push_active(e)
+            else:
+                heapq.heappush(heap, (s.due, token, s))
+
+    def wake(self, e: QueuedEntity, *, place: bool = True) -> None:
+        """``e`` (asleep) where the reference has it at this point of the instant: its retries
+        until now counted, then in backoffQ until its next one, or in activeQ when its retry due
+        now was flushed already and the pops now have not reached it (its QueueSort key is after
+        the key of the entity in flight, and activeQ was not found empty now). A retry due now
+        before any pop now is still ahead (the flush precedes the instant's cycles): backoffQ
+        until now. ``place=False``: counted only (it leaves the queue)."""
+        s = self.sleeping.pop(e.key)
+        now = self._now()
+        self._advance(s, now)
+        if s.due == now:
+            at, key, drained = self._popped
+            if at == now and (drained or self._sort_key(e) < key):
+                self._advance(s, now + 1)  # popped before the entity in flight: it ran
+            elif at == now:
+                if place:
+                    self._push_active(e)
+                return
+        if place:
+            self._push_backoff(e, s.due)
+
+    def wake_all(self) -> None:
+        """Every sleeper awake (``wake``): the scheduler generation is about to change."""
+        for e in [s.entity for s in self.sleeping.values()]:
+            self.wake(e)
+        self._sleep_heap.clear()
+
+    def advance_sleepers(self, limit: int) -> None:
+        """Count every sleeper's retries before ``limit`` (the end of a replay, or of a test's
+        ``run_until``); they sleep on."""
+        for s in self.sleeping.values():
+            self._advance(s, limit)
+        self._sleep_heap = [(s.due, self._tokens[s.entity.key], s) for s in self.sleeping.values()]
+        heapq.heapify(self._sleep_heap)
