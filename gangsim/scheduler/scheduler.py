@@ -390,6 +390,8 @@ class Scheduler:
 
     def on_pod_delete(self, info: PodInfo) -> None:
         """The pod is gone (finished, deleted, victim terminated, node failed)."""
+        if self.queue.sleeping:  # (before its group's entity loses it: a sleeper's backoff reads its size)
+            self.queue.wake_all()
         if info.phase is PodPhase.WAITING:
             self.waiting_pods.forget(info)
         self.pods.pop(info.uid, None)

@@ -34,6 +34,7 @@ from gangsim.scheduler.framework.interface import PodGroupPostFilterPlugin, Repe
 from gangsim.scheduler.framework.types import CycleOutcome, PodGroupState, PodInfo
 
 UNSCHEDULABLE = CycleOutcome.UNSCHEDULABLE.value
+_REPEATABLE: dict[type, bool] = {}  # plugin class -> is it a RepeatablePodGroupPostFilterPlugin
 
 
 class SchedulerHandle(Protocol):
@@ -114,7 +115,10 @@ def post_filter_repeater(fw: Framework, st: PodGroupState, pods: list[PodInfo], 
     (``RepeatablePodGroupPostFilterPlugin``); None (nothing done) otherwise."""
     repeats = []
     for p in fw.pod_group_post_filter_plugins:
-        if not isinstance(p, RepeatablePodGroupPostFilterPlugin):
+        repeatable = _REPEATABLE.get(type(p))
+        if repeatable is None:  # (isinstance against a runtime-checkable Protocol is slow: once per class)
+            repeatable = _REPEATABLE[type(p)] = isinstance(p, RepeatablePodGroupPostFilterPlugin)
+        if not repeatable:
             return None
         repeat = p.pod_group_post_filter_repeater(st, pods, status)
         if repeat is None:
