@@ -198,8 +198,6 @@ class FakeClusterAPI:
     def failed_again(self, token: object, pods: tuple[PodInfo, ...], messages: tuple[str, ...], **_: object) -> bool:
         return False
 
-    def fails_again(self, token: object, pods: tuple[PodInfo, ...], messages: tuple[str, ...], also: tuple[str, ...] = ()) -> bool:
-        return False
 
 
 def make_cluster(profiles: tuple[str, ...] = ("default-scheduler",)) -> tuple[Engine, EventLog, Cluster, FakeInformer]:

@@ -10,9 +10,8 @@ hints (SEMANTICS §4.5): each event names the plugins that registered for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,11 +23,11 @@ from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.fastpath.gated_members import GatedPrefix, move_members
 from gangsim.scheduler.framework.handle import ClusterAPI
-from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import (
     NO_NODE,
+    Hierarchies,
     PluginArgs,
     PodGroupState,
     PodInfo,
@@ -191,11 +190,8 @@ class Scheduler:
     def bump(self, *, release: bool = True) -> None:
         """The cluster changed. ``release``: the change can make a failed attempt succeed (capacity
         freed, a node added or changed, a nomination or group changed); binds cannot, except by
-        offering a lower-priority preemption victim, which ``note_bind`` tracks. Groups asleep
-        through retries that repeat their last attempt wake first (``FastPath.bulk_retries``):
-        from now on their attempts may go differently."""
-        if self.queue.sleeping:
-            self.queue.wake_all()
+        offering a lower-priority preemption victim, which ``note_bind`` tracks. Sleepers wake first."""
+        self.queue.wake_all()  # (FastPath.bulk_retries: their next attempts may go differently)
         self.generation += 1
         if release:
             self.release_generation = self.generation
@@ -390,8 +386,7 @@ class Scheduler:
 
     def on_pod_delete(self, info: PodInfo) -> None:
         """The pod is gone (finished, deleted, victim terminated, node failed)."""
-        if self.queue.sleeping:  # (before its group's entity loses it: a sleeper's backoff reads its size)
-            self.queue.wake_all()
+        self.queue.wake_all()  # (before its group's entity loses it: a sleeper's backoff reads its size)
         if info.phase is PodPhase.WAITING:
             self.waiting_pods.forget(info)
         self.pods.pop(info.uid, None)
@@ -443,8 +438,7 @@ class Scheduler:
         return st
 
     def _set_group(self, key: str, group: PodGroup | None) -> PodGroupState:
-        if self.queue.sleeping:  # (before a sleeper's priority changes: the bump after wakes it too late)
-            self.queue.wake_all()
+        self.queue.wake_all()  # (before a sleeper's priority changes: the bump after wakes it too late)
         st = self._group_state(key)
         if group is not None and group.policy.topology_keys and not self.config.topology_aware_workload_scheduling:
             # the TopologyAwareWorkloadScheduling gate off: the API server drops
@@ -574,12 +568,6 @@ class Scheduler:
                 more = schedule_one(self, e) - 1  # a PodRun's other pods failing with the first
                 self.cycles += more
                 self._cycles_now += more
-
-    def count_sleepers(self, limit_ms: int) -> None:
-        """The retries of the groups asleep in backoffQ (``FastPath.bulk_retries``) before
-        ``limit_ms`` counted, as the reference path would have run them by then (the end of a
-        replay)."""
-        self.queue.advance_sleepers(limit_ms)
 
     def is_settled(self) -> bool:
         """Nothing left that a retry could change: every queued entity is gated or was last

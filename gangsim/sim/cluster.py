@@ -176,24 +176,15 @@ class Cluster:
         streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows)
         return FailureRun(infos, streak)
 
-    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0) -> bool:
-        """Record an attempt of ``infos`` that failed each again with its message of ``run``, when
-        nothing else happened to them since (the event log's streak is live) and no preemption
-        waits on their attempts: what ``attempted``, the aggregated event and ``scheduling_failed``
-        would record for each, in O(1). False (nothing recorded) otherwise. ``times`` such
-        attempts from ``at_ms`` (default now) to ``last_ms``: ``EventLog.fail_again``."""
-        if not self.fails_again(run, infos, messages):
+    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True) -> bool:
+        """Record ``times`` attempts (``EventLog.fail_again``: from ``at_ms``, default now) of ``infos`` failing each again with its message of ``run``, when nothing else
+        happened to them since (the streak is live) and no preemption waits on their attempts (nor ``also``'s): what ``attempted``,
+        the aggregated event and ``scheduling_failed`` would record for each, in O(1). False (nothing recorded) otherwise; ``record=False``: only say."""
+        if run is None or not run.streak.live or run.streak.messages != messages or run.infos != infos or not self.in_vain.idle_for(run.streak.objs + also):
             return False
-        assert run is not None
-        self.log.fail_again(run.streak, self.now if at_ms is None else at_ms, times=times, last_ms=last_ms, max_gap_ms=max_gap_ms)
+        if record:
+            self.log.fail_again(run.streak, self.now if at_ms is None else at_ms, times=times, last_ms=last_ms, max_gap_ms=max_gap_ms)
         return True
-
-    def fails_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], also: tuple[str, ...] = ()) -> bool:
-        """Would ``failed_again`` record such an attempt (nothing recorded here)? ``also``: and
-        no preemption waits on the attempts of these objects either (a PodGroup's key)."""
-        if run is None or not run.streak.live or run.streak.messages != messages or run.infos != infos:
-            return False
-        return self.in_vain.idle_for(run.streak.objs) and self.in_vain.idle_for(also)
 
     def bind(self, info: PodInfo, node: str) -> None:
         sp = self.by_uid[info.uid]

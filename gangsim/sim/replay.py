@@ -85,7 +85,7 @@ class Setup:
     def run_until(self, t_ms: int) -> None:
         """Process everything before ``t_ms`` (the retries of sleeping groups counted too)."""
         self.engine.run(t_ms)
-        self.scheduler.count_sleepers(t_ms)
+        self.scheduler.queue.advance_sleepers(t_ms)
 
 
 def replay(
@@ -128,7 +128,7 @@ def replay(
     # before the horizon, or through the instant the replay went idle (the reference's next
     # instant, a sleeper's retry, finds it settled, as it stops without a next one)
     idle = went_idle or (horizon is None and engine.peek() is None)
-    scheduler.count_sleepers(engine.now + 1 if idle else limit)
+    scheduler.queue.advance_sleepers(engine.now + 1 if idle else limit)
     if horizon is not None:
         end = horizon
         log.info.stopped_by = "horizon"

@@ -103,7 +103,7 @@ def may_sleep(h: SchedulerHandle, r: Retries, st: PodGroupState, attempted: list
     """After the failure was recorded: would the next repeat record it again as one more
     failure of the streak (``schedule_podgroup.repeats_last_failure``), with no preemption
     waiting on the group's attempts? Then ``r`` holds the repeat's tuples."""
-    if len(attempted) != len(pending) or not h.cluster.fails_again(st.failures, pending, messages, also=(st.key,)):
+    if len(attempted) != len(pending) or not h.cluster.failed_again(st.failures, pending, messages, also=(st.key,), record=False):
         return False
     r.pending, r.messages = pending, messages
     return True

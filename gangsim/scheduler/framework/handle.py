@@ -157,15 +157,13 @@ class ClusterAPI(Protocol):
         """Each of ``pods`` was just attempted and failed with ``messages[i]`` (``attempted``, a
         FailedScheduling event, ``scheduling_failed``); returns a token for ``failed_again``."""
 
-    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0) -> bool:
+    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True) -> bool:
         """Record an attempt in which each of ``pods`` failed again with its message at ``token``
         as those three calls per pod would, in O(1), when that is exact; False: nothing recorded.
         ``times`` such attempts, the first at ``at_ms`` (default now), the last at ``last_ms``,
-        at most ``max_gap_ms`` apart after the first (``FastPath.bulk_retries``)."""
-
-    def fails_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...], also: tuple[str, ...] = ()) -> bool:
-        """Would ``failed_again`` record that attempt (nothing recorded)? ``also``: objects (a
-        PodGroup's key) whose attempts no preemption may wait on either."""
+        at most ``max_gap_ms`` apart after the first (``FastPath.bulk_retries``); ``also``:
+        objects (a PodGroup's key) no preemption may wait on either; ``record=False``: only say
+        whether it would record them."""
 
 
 @dataclass(frozen=True, slots=True)

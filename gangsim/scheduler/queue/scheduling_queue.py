@@ -544,6 +544,8 @@ class SchedulingQueue:
 
     def wake_all(self) -> None:
         """Every sleeper awake (``wake``): the scheduler generation is about to change."""
+        if not self.sleeping:
+            return
         for e in [s.entity for s in self.sleeping.values()]:
             self.wake(e)
         self._sleep_heap.clear()
