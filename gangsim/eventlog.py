@@ -499,15 +499,17 @@ class EventLog:
             streak_of[(kind, obj)] = streak
         return streak
 
-    def fail_again(self, streak: FailureStreak, t_ms: int) -> None:
+    def fail_again(self, streak: FailureStreak, t_ms: int, *, times: int = 1, last_ms: int | None = None, max_gap_ms: int = 0) -> None:
         """Every object of the live ``streak`` failed again at ``t_ms`` with its last message:
-        what ``event`` would do for each (aggregate it away) and one attempt more, in O(1)."""
+        what ``event`` would do for each (aggregate it away) and one attempt more, in O(1).
+        ``times``: that many failures, the first at ``t_ms``, the last at ``last_ms``, at most
+        ``max_gap_ms`` apart after the first (``FastPath.bulk_retries``: a sleeping group's)."""
         assert streak.live
-        streak.max_gap_ms = max(streak.max_gap_ms, t_ms - (streak.last_ms if streak.repeats else streak.opened_ms))
-        streak.last_ms = t_ms
-        streak.repeats += 1
-        self.count("events_aggregated", len(streak.objs) - streak.start)
-        self.count("failures_repeated")  # a work counter, not in reports: attempts recorded this way
+        streak.max_gap_ms = max(streak.max_gap_ms, t_ms - (streak.last_ms if streak.repeats else streak.opened_ms), max_gap_ms)
+        streak.last_ms = t_ms if last_ms is None else last_ms
+        streak.repeats += times
+        self.count("events_aggregated", (len(streak.objs) - streak.start) * times)
+        self.count("failures_repeated", times)  # a work counter, not in reports: attempts recorded this way
 
     def settle(self, streak: FailureStreak) -> None:
         """Write the streak's repeats onto its objects (as ``event`` and the attempt counts would

@@ -180,8 +180,8 @@ class FakeClusterAPI:
     def attempted(self, pod: PodInfo) -> None:
         self.calls.append(("attempted", pod.key))
 
-    def group_attempted(self, key: str) -> None:
-        self.calls.append(("group_attempted", key))
+    def group_attempted(self, key: str, times: int = 1) -> None:
+        self.calls.extend([("group_attempted", key)] * times)
 
     def attempt_finished(self, ref: str, *, bound: bool) -> None:
         self.calls.append(("attempt_finished", ref, bound))
@@ -195,8 +195,9 @@ class FakeClusterAPI:
     def failures_recorded(self, pods: tuple[PodInfo, ...], messages: tuple[str, ...], *, peelable: bool = False) -> None:
         return None  # every attempt is recorded pod by pod in ``calls``
 
-    def failed_again(self, token: object, pods: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
+    def failed_again(self, token: object, pods: tuple[PodInfo, ...], messages: tuple[str, ...], **_: object) -> bool:
         return False
+
 
 
 def make_cluster(profiles: tuple[str, ...] = ("default-scheduler",)) -> tuple[Engine, EventLog, Cluster, FakeInformer]:

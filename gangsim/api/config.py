@@ -154,6 +154,13 @@ class FastPath:
     # pods leave it one by one (peeled, then bound or failed on their own): each takes its own
     # repeats out, so the others' next repeat is still recorded once for the run, not pod by pod
     streak_peel: bool = True
+    # (issue 16, RICC-gang, Gavel-gang) a PodGroup whose failed attempt the next ones will repeat
+    # (``repeated_attempts``' Repeat, a full-scan doomed plan, a PodGroupPostFilter without
+    # victims, its failure recorded as a FailureStreak) sleeps in backoffQ without a wake: its
+    # retries until the next generation change are accounted in bulk at that change, when
+    # something else touches it, at a flush that finds it due, or at the end of the replay
+    # (``queue.sleepers``, ``fastpath.bulk``; needs repeated_attempts and failure_streaks)
+    bulk_retries: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,12 +192,17 @@ class SchedulerConfig:
     @property
     def effective_fast_path(self) -> FastPath:
         """The switches in force: all off without opportunistic batching; the search window, the
-        doomed pass, the placement passes and the repeated failures read the signature cache, so they are off without it."""
+        doomed pass, the placement passes and the repeated failures read the signature cache, so
+        they are off without it; the bulk retries need the doomed pass, the repeated attempts and
+        the failure streaks."""
         if not self.opportunistic_batching:
             return FastPath(**{f.name: False for f in fields(FastPath)})
         f = self.fast_path
         if not f.signature_cache:
             return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False, run_passes=False)
+            f = replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False)
+        if f.bulk_retries and not (f.doomed_pass and f.repeated_attempts and f.failure_streaks):
+            f = replace(f, bulk_retries=False)
         return f
 
     def profile(self, scheduler_name: str) -> Profile | None:

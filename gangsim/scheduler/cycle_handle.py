@@ -32,6 +32,7 @@ class SchedulerHandle(Protocol):
     config: SchedulerConfig
     features: Features
     generation: int  # bumped on every cluster change (an attempt records the one it saw)
+    cycles: int  # scheduling cycles so far (``scheduling_cycles``)
     hierarchy: Hierarchies | None  # PodGroup trees (CompositePodGroup gate), else None
     # a successful PodGroup pass's placements kept assumed and not bound yet (``FastPath.keep_placements``)
     kept_unbound: list[tuple[PodInfo, int]]

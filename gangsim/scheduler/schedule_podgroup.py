@@ -16,7 +16,7 @@ from gangsim.errors import go_quote
 from gangsim.eventlog import EventReason
 from gangsim.scheduler.binding import bind
 from gangsim.scheduler.cycle_handle import SchedulerHandle
-from gangsim.scheduler.fastpath import attempts, counted, doomed
+from gangsim.scheduler.fastpath import attempts, bulk, counted, doomed
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import Code, Status
 from gangsim.scheduler.framework.runtime import Framework
@@ -348,7 +348,8 @@ def after_failed_pass(h: SchedulerHandle, fw: Framework, e: QueuedEntity, st: Po
     """§8.1 step 6 after a pass that failed: PodGroupPostFilter (workload-aware preemption), then
     ``finish``. ``last``: the attempt this one repeats (its tuples are this one's). An attempt
     the doomed pass decided, that nominated nothing and left pods queued is kept for the next
-    to repeat (``fastpath.attempts``)."""
+    to repeat (``fastpath.attempts``), and the group may sleep through those repeats
+    (``fastpath.bulk``)."""
     status = result.status
     assert status is not None
     outcome, nominations = CycleOutcome.UNSCHEDULABLE, None
@@ -359,11 +360,13 @@ def after_failed_pass(h: SchedulerHandle, fw: Framework, e: QueuedEntity, st: Po
             outcome, nominations = CycleOutcome.WAITING_ON_PREEMPTION, r.nominations
     code = Code.UNSCHEDULABLE if outcome is CycleOutcome.WAITING_ON_PREEMPTION else status.code
     tuples = (last.pending, last.messages) if last is not None else None
-    pending, messages = finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations, tuples=tuples)
     plan = result.plan
+    keeps = outcome is CycleOutcome.UNSCHEDULABLE and (last is not None or (plan is not None and fw.fast_path.repeated_attempts and not fw.placement_generate_plugins and fw.recorder is None))
+    sleeper = bulk.retries(h, fw, st, pods, plan, status) if keeps else None
+    pending, messages = finish(h, e, st, pods, outcome, Status(code, reasons, status.plugin), started, result=result, nominations=nominations, tuples=tuples, sleeper=sleeper)
     if last is not None and outcome is CycleOutcome.UNSCHEDULABLE and st.entity is e:
         last.generation = h.generation
-    elif plan is not None and outcome is CycleOutcome.UNSCHEDULABLE and st.entity is e and fw.fast_path.repeated_attempts and not fw.placement_generate_plugins and fw.recorder is None:
+    elif keeps and st.entity is e:
         attempts.keep(st, attempts.Repeat(e, h.generation, fw, pods, plan, result, pending, messages))  # type: ignore[arg-type]
     else:
         st.repeat = None
@@ -423,11 +426,14 @@ def finish(
     result: GroupResult | None = None,
     nominations: dict[int, int] | None = None,
     tuples: tuple[tuple[PodInfo, ...], tuple[str, ...]] | None = None,
+    sleeper: bulk.Retries | None = None,
 ) -> tuple[tuple[PodInfo, ...], tuple[str, ...]]:
     """Failure handling of every pod still queued, the condition, metrics and the requeue;
     ``attempted``: the pods the attempt was for. ``tuples``: the pods still pending and their
     messages, as the attempt this one repeats left them, nominating none (``fastpath.attempts``);
-    returned."""
+    returned. ``sleeper``: the next attempts repeat this one and may run in bulk while the
+    group sleeps in backoffQ, if its failure was recorded so that they record it again
+    (``fastpath.bulk``)."""
     log = h.log
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
     log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
@@ -466,7 +472,9 @@ def finish(
         # members were bound: the leftovers' next cycle counts them and is a different attempt
         e.last_attempt_generation = -1
     old_timestamp = e.timestamp_ms
-    h.queue.requeue_after_failure(e, to_backoff=True)
+    if sleeper is not None and not bulk.may_sleep(h, sleeper, st, attempted, pending, messages):
+        sleeper = None
+    h.queue.requeue_after_failure(e, to_backoff=True, sleeper=sleeper)
     if h.config.requeue_leftovers_with_old_timestamp and outcome is CycleOutcome.SCHEDULED:
         e.timestamp_ms = old_timestamp  # KEP variant: leftovers keep their place in the queue
         h.queue.reposition(e)

@@ -10,9 +10,8 @@ hints (SEMANTICS §4.5): each event names the plugins that registered for it.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -25,11 +24,11 @@ from gangsim.scheduler.cache.snapshot import Snapshot
 from gangsim.scheduler.fastpath.gated_members import GatedPrefix, move_members
 from gangsim.scheduler.fastpath.pre_enqueue import PreEnqueueMemo
 from gangsim.scheduler.framework.handle import ClusterAPI
-from gangsim.scheduler.framework.types import Hierarchies
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import (
     NO_NODE,
+    Hierarchies,
     PluginArgs,
     PodGroupState,
     PodInfo,
@@ -180,7 +179,8 @@ class Scheduler:
     def bump(self, *, release: bool = True) -> None:
         """The cluster changed. ``release``: the change can make a failed attempt succeed (capacity
         freed, a node added or changed, a nomination or group changed); binds cannot, except by
-        offering a lower-priority preemption victim, which ``note_bind`` tracks."""
+        offering a lower-priority preemption victim, which ``note_bind`` tracks. Sleepers wake first."""
+        self.queue.wake_all()  # (FastPath.bulk_retries: their next attempts may go differently)
         self.generation += 1
         if release:
             self.release_generation = self.generation
@@ -385,6 +385,7 @@ class Scheduler:
 
     def on_pod_delete(self, info: PodInfo) -> None:
         """The pod is gone (finished, deleted, victim terminated, node failed)."""
+        self.queue.wake_all()  # (before its group's entity loses it: a sleeper's backoff reads its size)
         if info.phase is PodPhase.WAITING:
             self.waiting_pods.forget(info)
         self.pods.pop(info.uid, None)
@@ -436,6 +437,7 @@ class Scheduler:
         return st
 
     def _set_group(self, key: str, group: PodGroup | None) -> PodGroupState:
+        self.queue.wake_all()  # (before a sleeper's priority changes: the bump after wakes it too late)
         st = self._group_state(key)
         if group is not None and group.policy.topology_keys and not self.config.topology_aware_workload_scheduling:
             # the TopologyAwareWorkloadScheduling gate off: the API server drops

@@ -156,11 +156,11 @@ class Cluster:
         if sp is not None:
             self.log.pods.waiting_reason[sp.row] = message
 
-    def group_attempted(self, key: str) -> None:
+    def group_attempted(self, key: str, times: int = 1) -> None:
         g = self.jobs_model.gangs.get(key)
         if g is not None and g.record is not None:
-            g.record.schedule_attempts += 1
-        self.attempt_started(key)
+            g.record.schedule_attempts += times
+        self.attempt_started(key)  # (once: it marks the open decisions of ``key`` attempted)
 
     def scheduling_failed(self, info: PodInfo, message: str) -> None:
         sp = self.by_uid.get(info.uid)
@@ -175,17 +175,17 @@ class Cluster:
         streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows, peelable=peelable)
         return FailureRun(infos, streak)
 
-    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...]) -> bool:
-        """Record an attempt of ``infos`` that failed each again with its message of ``run``, when
-        nothing else happened to them since (the event log's streak is live; of a peelable one,
-        the pods still in it) and no preemption waits on their attempts: what ``attempted``, the
-        aggregated event and ``scheduling_failed`` would record for each, in O(1). False otherwise."""
+    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True) -> bool:
+        """Record ``times`` attempts (``EventLog.fail_again``: from ``at_ms``, default now) of ``infos`` failing each again with its message of ``run``, when nothing else
+        happened to them since (the streak is live; of a peelable one, the pods still in it) and no preemption waits on their attempts (nor ``also``'s): what
+        ``attempted``, the aggregated event and ``scheduling_failed`` would record for each, in O(1). False (nothing recorded) otherwise; ``record=False``: only say."""
         if run is None or not run.streak.live:
             return False
         streak, k = run.streak, run.streak.start
-        if streak.messages[k:] != messages or run.infos[k:] != infos or not self.in_vain.idle_for(streak.objs[k:]):
+        if streak.messages[k:] != messages or run.infos[k:] != infos or not self.in_vain.idle_for(streak.objs[k:] + also):
             return False
-        self.log.fail_again(run.streak, self.now)
+        if record:
+            self.log.fail_again(streak, self.now if at_ms is None else at_ms, times=times, last_ms=last_ms, max_gap_ms=max_gap_ms)
         return True
 
     def bind(self, info: PodInfo, node: str) -> None:

@@ -68,6 +68,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-pre-enqueue-passed": {"fast_path.pre_enqueue_passed": False},
     "no-joined-runs": {"fast_path.joined_runs": False},
     "no-streak-peel": {"fast_path.streak_peel": False},
+    "no-bulk-retries": {"fast_path.bulk_retries": False},
 }
 
 

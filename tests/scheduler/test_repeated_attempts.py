@@ -109,7 +109,7 @@ def _log_facts(log) -> tuple:
     """Everything a report is built from, except wall-clock timings and the work counters (a
     repeated attempt skips the Filter runs behind a FitError another group's attempt evicted from
     ``doomed_fit_error``'s one-entry cache: fewer rows computed and signature-cache hits)."""
-    counters = {k: v for k, v in log.counters.items() if k not in ("attempts_repeated", "batch_hits", "filter_rows_computed")}
+    counters = {k: v for k, v in log.counters.items() if k not in ("attempts_repeated", "attempts_slept", "batch_hits", "filter_rows_computed")}
     return (list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message, list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods), log.pods, log.gangs, log.victims, log.podgroup_attempts, counters)
 
 
@@ -181,8 +181,10 @@ def test_a_repeated_attempt_does_no_per_pod_work(tmp_path, monkeypatch):
 
 def test_a_change_the_generation_missed_is_caught(tmp_path, monkeypatch):
     """``CHECK`` is live: a member's phase changed behind the scheduler's back (no bump) is
-    reported on the group's next reuse."""
+    reported on the group's next reuse (each retry a reuse: the group does not sleep through
+    them, ``FastPath.bulk_retries``)."""
     trace = _congested(tmp_path, 1)
+    trace = replace(trace, config=trace.config.with_changes(fast_path=FastPath(bulk_retries=False)))
     keep, done = attempts.keep, []
 
     def tamper(st, r):

@@ -38,7 +38,7 @@ def test_a_spec_names_a_policy_and_its_config(spec, policy, want):
 
 def test_without_the_signature_cache_the_window_the_doomed_pass_and_the_repeated_failure_are_off_too():
     config = parse_policy_spec("gang+no-signature-cache").config(BASE)
-    assert config is not None and config.effective_fast_path == FastPath(True, False, False, False, False, False, static_scores=False, run_passes=False)  # static_scores keeps raw scores in the signature cache, run_passes looks at it
+    assert config is not None and config.effective_fast_path == FastPath(True, False, False, False, False, False, static_scores=False, run_passes=False, bulk_retries=False)  # static_scores keeps raw scores in the signature cache, run_passes looks at it; bulk_retries needs the doomed pass
 
 
 @pytest.mark.parametrize(

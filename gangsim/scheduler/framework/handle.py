@@ -140,8 +140,9 @@ class ClusterAPI(Protocol):
     def attempted(self, pod: "PodInfo") -> None:
         """A scheduling attempt of the pod started."""
 
-    def group_attempted(self, key: str) -> None:
-        """A PodGroup scheduling cycle started for group ``key``."""
+    def group_attempted(self, key: str, times: int = 1) -> None:
+        """A PodGroup scheduling cycle started for group ``key`` (``times`` of them, one after
+        the other, none of which a preemption waits on: ``FastPath.bulk_retries``)."""
 
     def attempt_finished(self, ref: str, *, bound: bool) -> None:
         """That attempt (pod ``ns/name`` or PodGroup key) ended, with something bound or not."""
@@ -158,9 +159,13 @@ class ClusterAPI(Protocol):
         ``peelable``: the token stays good for the pods left after the first ones went one by
         one, each with an event of its own (``FastPath.streak_peel``)."""
 
-    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...]) -> bool:
+    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True) -> bool:
         """Record an attempt in which each of ``pods`` failed again with its message at ``token``
-        as those three calls per pod would, in O(1), when that is exact; False: nothing recorded."""
+        as those three calls per pod would, in O(1), when that is exact; False: nothing recorded.
+        ``times`` such attempts, the first at ``at_ms`` (default now), the last at ``last_ms``,
+        at most ``max_gap_ms`` apart after the first (``FastPath.bulk_retries``); ``also``:
+        objects (a PodGroup's key) no preemption may wait on either; ``record=False``: only say
+        whether it would record them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -252,6 +252,17 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
         ...
 
 
+@runtime_checkable
+class RepeatablePodGroupPostFilterPlugin(PodGroupPostFilterPlugin, Protocol):
+    def pod_group_post_filter_repeater(self, group: "PodGroupState", pods: list["PodInfo"], status: Status) -> Callable[[int], PodGroupPostFilterResult] | None:
+        """Fast path (``FastPath.bulk_retries``): what ``pod_group_post_filter`` would do for
+        ``group`` failed with ``status`` called again and again on an unchanged cluster, when it
+        fails without acting (no victims, nothing nominated): a function that does the effects
+        of ``times`` such calls at once (their counters) and returns their result; None (nothing
+        done, nothing read-only changed) when the plugin cannot say so."""
+        ...
+
+
 @dataclass(slots=True)
 class PodGroupPostFilterResult:
     status: Status  # SUCCESS: waiting on preemption; otherwise the rejection to append

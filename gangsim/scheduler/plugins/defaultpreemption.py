@@ -12,9 +12,9 @@ from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle, Victim
 from gangsim.scheduler.framework.interface import (
     Code,
-    PodGroupPostFilterPlugin,
     PodGroupPostFilterResult,
     PostFilterResult,
+    RepeatablePodGroupPostFilterPlugin,
     RepeatablePostFilterPlugin,
     Status,
 )
@@ -41,7 +41,7 @@ WAP_REFUSAL = "not eligible due to workload aware preemption enabled"
 REJECTED_AT_PERMIT = "preempted"
 
 
-class DefaultPreemption(RepeatablePostFilterPlugin, PodGroupPostFilterPlugin):
+class DefaultPreemption(RepeatablePostFilterPlugin, RepeatablePodGroupPostFilterPlugin):
     NAME = names.DEFAULT_PREEMPTION
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
@@ -105,10 +105,7 @@ class DefaultPreemption(RepeatablePostFilterPlugin, PodGroupPostFilterPlugin):
         (KEP-4671 PartialSuccess, off by default), a plan is acted on only when it places more
         pods than that; otherwise nothing happens and None is returned."""
         res = self.evaluator.preempt(PodGroupStrategy(self.handle, self.units, group, pods))
-        if res.status is NO_GROUP_VICTIMS_STATUS:  # every stuck gang of a one-priority cluster: the text built once
-            res.status = _NO_GROUP_VICTIMS
-        elif res.status.message:
-            res.status = Status(res.status.code, (POD_GROUP_PREEMPTION + res.status.message,), res.status.plugin)
+        res.status = _group_status(res.status)
         if only_if_more_than is not None:
             if res.status.code != Code.SUCCESS or len(res.placed) <= only_if_more_than:
                 return None
@@ -123,6 +120,22 @@ class DefaultPreemption(RepeatablePostFilterPlugin, PodGroupPostFilterPlugin):
             log.count("podgroup_preemption_victims", sum(len(u.pods) for u in res.victims))
             self._actuate_for_group(group, res)
         return PodGroupPostFilterResult(res.status, res.nominations, len(res.placed))
+
+    def pod_group_post_filter_repeater(self, group: PodGroupState, pods: list[PodInfo], status: Status) -> Callable[[int], PodGroupPostFilterResult] | None:
+        """``RepeatablePodGroupPostFilterPlugin`` (fast path ``FastPath.bulk_retries``): a group
+        that may not preempt, or a cluster with no pod of lower priority (``PodGroupStrategy.
+        without_victims``), fails again with the same result; each call counts one attempt."""
+        res = PodGroupStrategy(self.handle, self.units, group, pods).without_victims()
+        if res is None:
+            return None
+        result = PodGroupPostFilterResult(_group_status(res.status), None)
+        log = self.handle.log
+
+        def repeat(times: int) -> PodGroupPostFilterResult:
+            log.count("podgroup_preemption_attempts", times)
+            return result
+
+        return repeat
 
     def _actuate_for_group(self, st: PodGroupState, res: GroupPreemption) -> None:
         """§11.2 step 8: evict the victims; DisruptionTarget on victim groups; clear
@@ -160,3 +173,14 @@ class DefaultPreemption(RepeatablePostFilterPlugin, PodGroupPostFilterPlugin):
         )
         for v in waiting:
             handle.waiting_pods.reject(v, REJECTED_AT_PERMIT, plugin=self.NAME, to_backoff=True)
+
+
+def _group_status(status: Status) -> Status:
+    """The evaluator's status as ``DefaultPreemption.PodGroupPostFilter`` returns it: a non-empty
+    message prefixed "pod group preemption: " (every stuck gang of a one-priority cluster gets
+    the one text built once)."""
+    if status is NO_GROUP_VICTIMS_STATUS:
+        return _NO_GROUP_VICTIMS
+    if status.message:
+        return Status(status.code, (POD_GROUP_PREEMPTION + status.message,), status.plugin)
+    return status

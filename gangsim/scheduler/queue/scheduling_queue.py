@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from array import array
 from collections.abc import Callable, Iterable
 
 from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.interface import Status
-from gangsim.scheduler.framework.types import NO_NODE, PodInfo, PodRun, QueuedEntity, QueueLocation
+from gangsim.scheduler.framework.types import PodRun, QueuedEntity, QueueLocation
+from gangsim.scheduler.queue.joined_runs import RunJoins
+from gangsim.scheduler.queue.pod_runs import PodRunMoves
+from gangsim.scheduler.queue.sleepers import Sleeper, Sleeping, advance
 
 NEVER = 1 << 62
 ACTIVE = QueueLocation.ACTIVE
@@ -37,7 +39,7 @@ GATED = QueueLocation.GATED
 IN_FLIGHT = QueueLocation.IN_FLIGHT
 
 
-class SchedulingQueue:
+class SchedulingQueue(PodRunMoves):
     def __init__(
         self,
         config: SchedulerConfig,
@@ -58,17 +60,7 @@ class SchedulingQueue:
         self.config = config
         self._entity_of: dict[int, QueuedEntity] = {} if entity_of is None else entity_of
         self._pod_runs = pod_runs
-        self._join_runs = pod_runs and join_runs
-        # the runs in the unschedulable pool by their first and by their last pod's ``seq`` (``_join``)
-        self._pool_first: dict[int, PodRun] = {}
-        self._pool_last: dict[int, PodRun] = {}
-        self.joins = 0  # runs joined so far (a work counter)
-        # ``_left[s]``: ``s`` while an entity holding ``seq`` s is queued, a smaller seq once it
-        # left for good (``done``, ``leave``): ``_queued_at_or_before`` follows it (path halving)
-        # to the greatest seq still queued. ``_gaps``: False once an entity came back after
-        # leaving (a pod rejected at Permit; not under ``pod``), then only consecutive seqs join
-        self._left = array("q", [0]) if self._join_runs else None
-        self._gaps = True
+        self._joins = RunJoins() if pod_runs and join_runs else None  # FastPath.joined_runs
         self._last_run: PodRun | None = None  # the run ``add_pod`` queued last
         self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
         self._now = now
@@ -95,6 +87,12 @@ class SchedulingQueue:
         self._seq = 0
         self._backoff_wake: int | None = None
         self._flush_wake: int | None = None
+        # FastPath.bulk_retries (``queue.sleepers``): sleeping entities by key, and by next retry
+        self.sleeping: dict[str, Sleeping] = {}
+        self._sleep_heap: list[tuple[int, int, Sleeping]] = []
+        # the last ``pop``: (when, the QueueSort key of the entity it took from activeQ, whether a
+        # pop at that instant found activeQ empty): where a sleeper's retry due now stands
+        self._popped: tuple[int, tuple, bool] = (-1, (), False)
 
     # ---- bookkeeping -------------------------------------------------------------------------
     def _token(self, e: QueuedEntity) -> int:
@@ -109,8 +107,8 @@ class SchedulingQueue:
         self._token(e)
         if e.where == UNSCHEDULABLE:
             self.unschedulable.pop(e.key, None)
-            if self._join_runs and isinstance(e, PodRun):
-                self._unindex(e)
+            if self._joins is not None and isinstance(e, PodRun):
+                self._joins.unindex(e)
             for p in e.unschedulable_plugins:
                 bucket = self._by_plugin.get(p)
                 if bucket is not None:
@@ -159,8 +157,8 @@ class SchedulingQueue:
         if not e.seq:
             self._seq += 1
             e.seq = self._seq
-            if self._left is not None:
-                self._left.append(self._seq)
+            if self._joins is not None:
+                self._joins.appended(self._seq)
         self._move_to_active_or_backoff(e, check_backoff=False)
 
     def _run_pre_enqueue(self, e: QueuedEntity) -> bool:
@@ -222,22 +220,29 @@ class SchedulingQueue:
             # (a pending flush tick stays right: parking times only grow, so the oldest entry's
             # tick can only move later, and _schedule_flush never moves a pending tick later)
             self._schedule_flush()
-        if self._join_runs and isinstance(e, PodRun):
+        if self._joins is not None and isinstance(e, PodRun):
             self._join(e)
 
     # ---- after an attempt (AddUnschedulableIfNotPresent / AddAttemptedPodGroupIfNeeded) ------
-    def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool) -> None:
+    def requeue_after_failure(self, e: QueuedEntity, *, to_backoff: bool, sleeper: Sleeper | None = None) -> None:
         """``to_backoff``: groups (§4.5) and errored pods go straight to backoffQ/activeQ;
-        rejected single pods are parked in the unschedulable pool."""
+        rejected single pods are parked in the unschedulable pool. ``sleeper``: ``e``'s retries
+        until the next generation change repeat this attempt (``FastPath.bulk_retries``): in
+        backoffQ it sleeps (``queue.sleepers``) unless something already could change its next
+        attempt (``is_stale``: then it may be popped early)."""
         e.timestamp_ms = self._now()
         if e.key not in self.entities:
             self.entities[e.key] = e
-            self._gaps = False  # (back after ``done``: its seqs were taken for gone)
+            if self._joins is not None:
+                self._joins.gaps = False  # (back after ``done``: its seqs were taken for gone)
         if to_backoff or not e.unschedulable_plugins:
             if self._run_pre_enqueue(e):
                 done = self.backoff_done_ms(e)  # (``is_backing_off``, computed once)
                 if self._now() < done:
-                    self._push_backoff(e, done)
+                    if sleeper is not None and not self._is_stale(e):
+                        self._sleep(e, sleeper, done)
+                    else:
+                        self._push_backoff(e, done)
                 elif not self._is_stale(e):
                     # No backoff and nothing changed since the attempt: an immediate retry would
                     # repeat it exactly (a zero-time spin). Wait in backoffQ for the next change.
@@ -256,12 +261,14 @@ class SchedulingQueue:
 
     def done(self, e: QueuedEntity) -> None:
         """The entity left the queue for good (bound, deleted)."""
+        if e.key in self.sleeping:
+            self.wake(e, place=False)
         self._detach(e)
         self.entities.pop(e.key, None)
         self._tokens.pop(e.key, None)
-        if self._left is not None:
+        if self._joins is not None:
             for s in e.seqs if isinstance(e, PodRun) else (e.seq,):
-                self._gone(s)
+                self._joins.gone(s)
 
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
     def move_for_plugins(self, plugins: Iterable[str]) -> int:
@@ -284,6 +291,8 @@ class SchedulingQueue:
 
     def activate(self, e: QueuedEntity) -> None:
         """``Activate``: straight to activeQ (if not in flight)."""
+        if e.key in self.sleeping:
+            self.wake(e)
         if e.where in (GATED, UNSCHEDULABLE, BACKOFF):
             if self._run_pre_enqueue(e):
                 self._push_active(e)
@@ -293,6 +302,8 @@ class SchedulingQueue:
         """Move every entity whose backoff is complete to activeQ (the 1 s flush)."""
         now = self._now()
         self._backoff_wake = None
+        if self._sleep_heap and self._sleep_heap[0][0] <= now:
+            self._flush_sleepers(now)
         for heap in (self._backoff, self._error_backoff):
             while heap:
                 done, _, token, e = heap[0]
@@ -358,13 +369,16 @@ class SchedulingQueue:
     def pop(self) -> QueuedEntity | None:
         heap = self._active
         while heap:
-            _, token, e = heapq.heappop(heap)
+            key, token, e = heapq.heappop(heap)
             if token == self._tokens.get(e.key):
                 self._detach(e)
                 e.where = IN_FLIGHT
                 if isinstance(e, PodRun):
                     e.popped_done = None
+                now = self._now()
+                self._popped = (now, key, self._popped[0] == now and self._popped[2])
                 return e
+        self._popped = (self._now(), (), True)
         return self._pop_backoff_early(waiting_for_change_only=not self.config.pop_from_backoff)
 
     def _pop_backoff_early(self, *, waiting_for_change_only: bool) -> QueuedEntity | None:
@@ -393,6 +407,8 @@ class SchedulingQueue:
     def take(self, e: QueuedEntity) -> None:
         """``PopSpecificPod``: ``e`` joins the cycle in flight (a CompositePodGroup hierarchy's
         other PodGroups join the cycle of the one popped)."""
+        if e.key in self.sleeping:
+            self.wake(e)
         self._detach(e)
         self.entities[e.key] = e
         e.where = IN_FLIGHT
@@ -403,231 +419,68 @@ class SchedulingQueue:
             heapq.heappop(heap)
         return bool(heap)
 
-    # ---- pod runs (FastPath.pod_runs) -----------------------------------------------------------
-    def add_pod(self, pod: PodInfo) -> QueuedEntity:
-        """A new pod's entity, added (``add``). With ``pod_runs`` a signable pod joins the run the
-        last ``add_pod`` queued when on the reference path the two entities would be alike and
-        adjacent: same spec object (so the same signature, priority and PreEnqueue verdict:
-        PreEnqueue reads a pod's spec and group only), same group key, nothing queued since, and
-        the run still as it was added (in activeQ, never attempted, timestamped now)."""
-        now = self._now()
-        run = self._last_run
-        if self._pod_runs and pod.signature and run is not None:
-            last = run.pods[-1]
-            if last.spec is pod.spec and last.group_key == pod.group_key and run.seqs[-1] == self._seq and run.where == ACTIVE and run.attempts == 0 and run.timestamp_ms == now:
-                self._seq += 1
-                self.activation_epoch += 1
-                run.pods.append(pod)
-                run.seqs.append(self._seq)
-                if self._left is not None:
-                    self._left.append(self._seq)
-                return run
-        if not (self._pod_runs and pod.signature):
-            e = QueuedEntity(key=str(pod.uid), pods=[pod], timestamp_ms=now)
-            self.add(e)
-            return e
-        run = self._last_run = PodRun(key=f"run:{pod.uid}", pods=[pod], timestamp_ms=now)
-        self.add(run)
-        run.seqs.append(run.seq)
-        return run
-
-    def _single(self, run: PodRun, i: int) -> QueuedEntity:
-        """The ``i``-th pod of ``run`` as the entity it would be on the reference path (not queued)."""
-        pod = run.pods[i]
-        one = QueuedEntity(
-            key=str(pod.uid),
-            pods=[pod],
-            timestamp_ms=run.timestamp_ms,
-            initial_attempt_ms=run.initial_attempt_ms,
-            attempts=run.attempts,
-            unschedulable_count=run.unschedulable_count,
-            consecutive_errors=run.consecutive_errors,
-            unschedulable_plugins=run.unschedulable_plugins,
-            last_attempt_generation=run.last_attempt_generation,
-            gated_message=run.gated_message,
-            seq=run.seqs[i],
-            parked_ms=run.parked_ms,
-        )
-        self.entities[one.key] = one
-        self._entity_of[pod.uid] = one
-        return one
-
-    def peel(self, run: PodRun) -> QueuedEntity:
-        """``run`` (in flight, two pods or more) gives up its first pod: that pod's own entity,
-        in flight, is returned, and the others go back where the run was popped from (activeQ,
-        or backoffQ at the same time), where they were on the reference path meanwhile."""
-        one = self._single(run, 0)
-        one.where = IN_FLIGHT
-        self._drop_head(run, 1)
-        if run.popped_done is None:
-            self._push_active(run)
-        else:
-            self._push_backoff(run, done=run.popped_done)
-        return one
-
-    @staticmethod
-    def _drop_head(run: PodRun, k: int) -> None:
-        """``run``'s first ``k`` pods left it (peeled; its failure token and PreEnqueue memo
-        stay: they know that pods leave)."""
-        del run.pods[:k], run.seqs[:k]
-        run.seq = run.seqs[0]
-
-    # (FastPath.run_passes) a cycle that places several of a run's pods one after the other
-    # peels them as ``peel`` does, except that the run stays in flight in between and the peeled
-    # pods leave its lists at once (deleting a long list's head pod by pod is quadratic): nothing
-    # a bind does reads an entity in flight; ``run_is_next`` answers what ``pop`` would.
-    def peel_at(self, run: PodRun, i: int) -> QueuedEntity:
-        """``peel`` of ``run``'s pod ``i`` when pods ``0..i-1`` were peeled by ``peel_at`` in
-        this cycle: its own entity, in flight; the run's head is then pod ``i+1`` (the last pod is
-        the run itself: ``last_of``)."""
-        one = self._single(run, i)
-        one.where = IN_FLIGHT
-        run.seq = run.seqs[i + 1]
-        return one
-
-    def last_of(self, run: PodRun) -> PodRun:
-        """``run`` of one pod, its last: the others were peeled by ``peel_at``."""
-        self._drop_head(run, len(run.pods) - 1)
-        return run
-
-    def put_back(self, run: PodRun, peeled: int) -> None:
-        """After ``peel_at`` of ``run``'s first ``peeled`` pods: the run as ``peel`` leaves it (it
-        was popped from activeQ)."""
-        self._drop_head(run, peeled)
-        self._push_active(run)
-
-    def run_is_next(self, run: PodRun) -> bool:
-        """``pop`` would return ``run`` were it back in activeQ (``put_back``)."""
-        heap = self._active
-        while heap and heap[0][1] != self._tokens.get(heap[0][2].key):
-            heapq.heappop(heap)
-        return not heap or self._sort_key(run) < heap[0][0]
-
-    def single(self, e: QueuedEntity | None, pod: PodInfo) -> QueuedEntity | None:
-        """``pod``'s own entity: when ``e`` (its entity) is a run of several pods, the run is split
-        into its pods first, each placed where the run is (an update or an activation treats
-        the pod differently from the others from now on; both come from outside a cycle, when
-        the run is in activeQ, backoffQ or the unschedulable pool)."""
-        if not isinstance(e, PodRun) or len(e.pods) == 1:
-            return e
-        where, done = e.where, None
-        if where == BACKOFF:
-            token = self._tokens.get(e.key)
-            done = next(item[0] for heap in (self._backoff, self._error_backoff) for item in heap if item[3] is e and item[2] == token)
+    # ---- sleeping entities (FastPath.bulk_retries, ``queue.sleepers``) ------------------------------
+    def _sleep(self, e: QueuedEntity, sleeper: Sleeper, done: int) -> None:
+        """``e`` in backoffQ until ``done``, asleep: in no heap, with no wake."""
         self._detach(e)
-        self.entities.pop(e.key, None)
-        if self._last_run is e:
-            self._last_run = None
-        for i in range(len(e.pods)):
-            one = self._single(e, i)
-            if where == ACTIVE:
-                self._push_active(one)
-            elif where == BACKOFF:
-                self._push_backoff(one, done)
-            else:  # the unschedulable pool (a run of several pods is never gated: they share the
-                # spec PreEnqueue let through, and a pod whose spec changes leaves the run first)
-                self._park_unschedulable(one, e.parked_ms)
-        return self._entity_of[pod.uid]
+        e.where = BACKOFF
+        s = Sleeping(e, sleeper, done, self.backoff_duration(e))
+        self.sleeping[e.key] = s
+        heapq.heappush(self._sleep_heap, (done, self._tokens[e.key], s))
 
-    def leave(self, e: QueuedEntity, pod: PodInfo) -> None:
-        """``pod`` is gone: its entity leaves the queue (``done``), or its run goes on without it
-        (the others' state and order are unchanged; a run's heap entries order it by its first
-        pod's ``seq``, and no other entity has a ``seq`` between its pods')."""
-        if isinstance(e, PodRun) and len(e.pods) > 1:
-            indexed = self._join_runs and e.where == UNSCHEDULABLE
-            if indexed:
-                self._unindex(e)
-            i = next(i for i, p in enumerate(e.pods) if p is pod)
-            if self._left is not None:
-                self._gone(e.seqs[i])
-            del e.pods[i], e.seqs[i]
-            e.seq = e.seqs[0]
-            e.failures = e.pre_enqueue_memo = None
-            if indexed:
-                self._index(e)
+    def _advance(self, s: Sleeping, limit: int) -> None:
+        advance(s, limit, self.backoff_duration, self.backoff_done_ms)
+
+    def _flush_sleepers(self, now: int) -> None:
+        """The flush at ``now`` (``flush_backoff``) finds sleepers due: their retries before now are
+        counted; one whose retry falls on now leaves backoffQ as the reference's flush moves it,
+        awake (that retry runs for real); the others sleep on until their next retry."""
+        heap = self._sleep_heap
+        while heap and heap[0][0] <= now:
+            _, token, s = heapq.heappop(heap)
+            e = s.entity
+            if self.sleeping.get(e.key) is not s or token != self._tokens.get(e.key):
+                continue
+            self._advance(s, now)
+            if s.due == now:
+                del self.sleeping[e.key]
+                self._push_active(e)
+            else:
+                heapq.heappush(heap, (s.due, token, s))
+
+    def wake(self, e: QueuedEntity, *, place: bool = True) -> None:
+        """``e`` (asleep) where the reference has it at this point of the instant: its retries
+        until now counted, then in backoffQ until its next one, or in activeQ when its retry due
+        now was flushed already and the pops now have not reached it (its QueueSort key is after
+        the key of the entity in flight, and activeQ was not found empty now). A retry due now
+        before any pop now is still ahead (the flush precedes the instant's cycles): backoffQ
+        until now. ``place=False``: counted only (it leaves the queue)."""
+        s = self.sleeping.pop(e.key)
+        now = self._now()
+        self._advance(s, now)
+        if s.due == now:
+            at, key, drained = self._popped
+            if at == now and (drained or self._sort_key(e) < key):
+                self._advance(s, now + 1)  # popped before the entity in flight: it ran
+            elif at == now:
+                if place:
+                    self._push_active(e)
+                return
+        if place:
+            self._push_backoff(e, s.due)
+
+    def wake_all(self) -> None:
+        """Every sleeper awake (``wake``): the scheduler generation is about to change."""
+        if not self.sleeping:
             return
-        self.done(e)
+        for e in [s.entity for s in self.sleeping.values()]:
+            self.wake(e)
+        self._sleep_heap.clear()
 
-    # ---- joined runs (FastPath.joined_runs) -------------------------------------------------------
-    def _join(self, e: PodRun) -> None:
-        """``e`` was just parked in the unschedulable pool: it absorbs the run parked there whose
-        first pod's ``seq`` follows its last pod's, or joins the one whose last pod's precedes its
-        first, when they are alike (``_alike``). Consecutive ``seq`` means that no other entity
-        sorts between them (the order is priority, timestamp, ``seq``), so on the reference path
-        their pods, each its own entity, are moved, popped and tried one after the other from now
-        on, as the pods of one run are; whatever would treat one of them differently splits the
-        run first, as for any run (``peel``, ``single``, ``leave``). Pods that left the queue for
-        good between them (bound, deleted) change none of that: the run before ``e`` is the one
-        holding the greatest ``seq`` still queued before ``e``'s first."""
-        before = e.seqs[0] - 1
-        prev = self._pool_last.get(self._queued_at_or_before(before) if self._gaps else before)
-        if prev is not None and self._alike(prev, e):
-            self._absorb(prev, e)
-            e = prev
-        nxt = self._pool_first.get(e.seqs[-1] + 1)
-        if nxt is not None and self._alike(e, nxt):
-            self._absorb(e, nxt)
-        self._index(e)
-
-    def _alike(self, a: PodRun, b: PodRun) -> bool:
-        """Would ``a``'s pods and ``b``'s, each its own entity, stay alike on the reference path:
-        just failed at the same instant on the same cluster (timestamp, parking time, scheduler
-        generation, rejecting plugins), one memo key (signature, priority, preemption policy:
-        ``fastpath.repeat``) and one backoff from now on (the same count of failures, or both at
-        the cap, where more failures change nothing: ``backoff_duration`` is the only reader of
-        a run's counts). Their pods are not nominated (a pod is nominated by its own PostFilter,
-        on the single path, after it left its run) and passed PreEnqueue, whose plugins read the
-        spec only, which does not change while they are in the run."""
-        if a.timestamp_ms != b.timestamp_ms or a.parked_ms != b.parked_ms or a.last_attempt_generation != b.last_attempt_generation:
-            return False
-        if a.consecutive_errors or b.consecutive_errors or a.unschedulable_plugins != b.unschedulable_plugins:
-            return False
-        if a.unschedulable_count != b.unschedulable_count:
-            cap = self.config.pod_max_backoff_ms
-            if self.backoff_duration(a) != cap or self.backoff_duration(b) != cap:
-                return False
-        p, q = a.pods[0], b.pods[0]
-        if p.nominated_row != NO_NODE or q.nominated_row != NO_NODE or not p.signature:
-            return False
-        s, t = p.spec, q.spec
-        return s.priority == t.priority and s.preemption_policy == t.preemption_policy and (p.group_key == "") == (q.group_key == "") and p.signature == q.signature
-
-    def _absorb(self, into: PodRun, other: PodRun) -> None:
-        """``other`` (in the pool, after ``into`` in ``seq``) ends: its pods join ``into``."""
-        self._detach(other)
-        self.entities.pop(other.key, None)
-        self._tokens.pop(other.key, None)
-        if self._pool_last.get(into.seqs[-1]) is into:
-            del self._pool_last[into.seqs[-1]]
-        into.pods += other.pods
-        into.seqs += other.seqs
-        into.failures = None  # (its streak was for its own pods: the next failure opens one for all)
-        entity_of = self._entity_of
-        for pod in other.pods:
-            entity_of[pod.uid] = into
-        if self._last_run is other:
-            self._last_run = None
-        self.joins += 1
-
-    def _gone(self, s: int) -> None:
-        """No entity holds ``seq`` s any more, nor ever will again."""
-        if 0 < s < len(self._left):  # type: ignore[arg-type]
-            self._left[s] = s - 1  # type: ignore[index]
-
-    def _queued_at_or_before(self, s: int) -> int:
-        """The greatest ``seq`` at most ``s`` an entity still queued holds (0: none)."""
-        left = self._left
-        while left[s] != s:  # type: ignore[index]
-            left[s] = left[left[s]]  # type: ignore[index]
-            s = left[s]  # type: ignore[index]
-        return s
-
-    def _index(self, e: PodRun) -> None:
-        self._pool_first[e.seqs[0]] = e
-        self._pool_last[e.seqs[-1]] = e
-
-    def _unindex(self, e: PodRun) -> None:
-        if self._pool_first.get(e.seqs[0]) is e:
-            del self._pool_first[e.seqs[0]]
-        if self._pool_last.get(e.seqs[-1]) is e:
-            del self._pool_last[e.seqs[-1]]
+    def advance_sleepers(self, limit: int) -> None:
+        """Count every sleeper's retries before ``limit`` (the end of a replay, or of a test's
+        ``run_until``); they sleep on."""
+        for s in self.sleeping.values():
+            self._advance(s, limit)
+        self._sleep_heap = [(s.due, self._tokens[s.entity.key], s) for s in self.sleeping.values()]
+        heapq.heapify(self._sleep_heap)

@@ -330,6 +330,17 @@ class PodGroupStrategy:
                 return GroupPreemption(Status(Code.SUCCESS, (ONGOING,)), nominations={p.uid: p.nominated_row for p in pods})
         return None
 
+    def without_victims(self) -> GroupPreemption | None:
+        """``Evaluator.preempt``'s failure when it is known without a dry run on the cleaned
+        cluster: the group is not eligible (a refusal), or no pod of lower priority is assigned
+        anywhere; None otherwise (reads only)."""
+        refusal = self.eligible()
+        if refusal is not None:
+            return refusal if refusal.status.code != Code.SUCCESS else None
+        if self.handle.snapshot.has_assigned_below(self.priority):
+            return None
+        return GroupPreemption(NO_GROUP_VICTIMS_STATUS)
+
     def find_candidates(self) -> list[GroupPreemption] | GroupPreemption:
         handle, pods = self.handle, self.pods
         # 1) Potential victims: every unit of strictly lower priority, anywhere in the cluster
