@@ -192,15 +192,14 @@ class SchedulerConfig:
     @property
     def effective_fast_path(self) -> FastPath:
         """The switches in force: all off without opportunistic batching; the search window, the
-        doomed pass, the placement passes and the repeated failures read the signature cache, so
-        they are off without it; the bulk retries need the doomed pass, the repeated attempts and
+        doomed pass, the placement passes, the repeated failures, the static scores and the run
+        passes read the signature cache, so they are off without it; the bulk retries need the doomed pass, the repeated attempts and
         the failure streaks."""
         if not self.opportunistic_batching:
             return FastPath(**{f.name: False for f in fields(FastPath)})
         f = self.fast_path
         if not f.signature_cache:
-            return replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False, run_passes=False)
-            f = replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False)
+            f = replace(f, windowed_search=False, doomed_pass=False, placement_passes=False, repeated_failure=False, static_scores=False, run_passes=False)
         if f.bulk_retries and not (f.doomed_pass and f.repeated_attempts and f.failure_streaks):
             f = replace(f, bulk_retries=False)
         return f
