@@ -22,6 +22,11 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
                        rotation, in one look
 ``pre_enqueue``        what PreEnqueue found for an entity's pods (pods that passed, spec-only
                        plugins: not asked again)
+``counted_searches``   pod-by-pod cycles of one shape where every pod fits (a gang's pods under
+                       ``permit``, a run's under ``pod``): the rows the counted pass's searches take
+``bulk``               a stuck PodGroup's retries on an unchanged cluster, asleep in backoffQ
+                       (``queue.sleepers``) and accounted in bulk
+``gated_members``      a PodGroup event's walk over its gated members, shortened
 =====================  =========================================================================
 
 The reference path is :mod:`gangsim.scheduler.framework.runtime` with every switch off
