@@ -17,16 +17,14 @@ from hypothesis import strategies as st
 from builders import create, delete, make_group, make_job, make_node, make_trace
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
-from gangsim.report import build_report, write_report
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler import schedule_podgroup
 from gangsim.scheduler.framework.types import QueuedEntity
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.scheduler.queue.sleepers import Sleeping, advance
 from gangsim.sim.replay import replay
+from ab import SHARED, generated_trace, report_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 GAVEL = SHARED / "microsoft-philly-partial" / "gavel-per-vc-traces-seed0"
 OFF = {
@@ -52,16 +50,22 @@ def _congested(tmp_path: Path, seed: int, *, priorities=(("only", 0, 1.0),), nod
         checkpoint_interval_s=None,
         node_failures=node_failures,
     )
-    path = tmp_path / f"congested-{seed}.jsonl"
+    return generated_trace(tmp_path / f"congested-{seed}.jsonl", spec, horizon_ms=5 * 3_600_000)
+
+
+def _imported(tmp_path: Path, fmt: str, source: Path, *, days: int, **options):
+    """``source`` through the ``fmt`` importer (``ImportOptions(**options)``), its first ``days``."""
+    from gangsim.load.importers import ImportOptions, records
+    from gangsim.load.importers import write_jsonl as write_imported
+
+    path = tmp_path / f"{fmt}.jsonl"
     with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=5 * 3_600_000)
+        write_imported(records(fmt, [str(source)], ImportOptions(**options)), out)
+    return replace(load_trace([path]), horizon_ms=days * 86_400_000)
 
 
 def _report_bytes(trace, out: Path, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, "gang", config=config)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, "gang", out, **changes)
 
 
 def _same_reports(trace, tmp_path: Path, switches=OFF) -> None:
@@ -103,26 +107,14 @@ def test_deleted_sleeping_gangs_write_the_same_report(tmp_path):
 @pytest.mark.skipif(not RICC.is_file(), reason="needs ../shared/traces-data/pwa-ricc-2010")
 def test_the_ricc_head_writes_the_same_report_with_bulk_retries(tmp_path):
     """The first 800 jobs of the RICC log (gangs of up to 128 pods on 1,024 nodes), two days."""
-    from gangsim.load.importers import ImportOptions, records
-    from gangsim.load.importers import write_jsonl as write_imported
-
-    path = tmp_path / "ricc.jsonl"
-    with path.open("wb") as out:
-        write_imported(records("swf", [str(RICC)], ImportOptions(limit=800)), out)
-    trace = replace(load_trace([path]), horizon_ms=2 * 86_400_000)
+    trace = _imported(tmp_path, "swf", RICC, limit=800, days=2)
     _same_reports(trace, tmp_path, {"no-bulk-retries": OFF["no-bulk-retries"]})
 
 
 @pytest.mark.skipif(not GAVEL.is_dir(), reason="needs ../shared/traces-data/microsoft-philly-partial")
 def test_the_gavel_head_writes_the_same_report_with_bulk_retries(tmp_path):
     """The Gavel/Philly per-VC traces (all 15 VCs) on 10 eight-GPU nodes, their first 11 days."""
-    from gangsim.load.importers import ImportOptions, records
-    from gangsim.load.importers import write_jsonl as write_imported
-
-    path = tmp_path / "gavel.jsonl"
-    with path.open("wb") as out:
-        write_imported(records("gavel", [str(GAVEL)], ImportOptions(nodes=10)), out)
-    trace = replace(load_trace([path]), horizon_ms=11 * 86_400_000)
+    trace = _imported(tmp_path, "gavel", GAVEL, nodes=10, days=11)
     assert replay(trace, "gang").counters.get("attempts_slept", 0) > 1000
     _same_reports(trace, tmp_path, {"no-bulk-retries": OFF["no-bulk-retries"]})
 

@@ -5,7 +5,6 @@ bytes with the switch off and on the reference path (whole-node gangs on a busy 
 cluster with priorities, preemption and node failures; the NASA head and the mixed busy traces
 are in ``test_successful_path.py``'s ``OFF``), and a hypothesis property over generated traces."""
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,11 @@ from hypothesis import strategies as st
 from builders import SRC, create, make_group, make_node, make_spec, make_trace
 from gangsim.api.config import FastPath
 from gangsim.api.objects import Pod
-from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
-from gangsim.report import build_report, write_report
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler.fastpath.counted_searches import CountedSearches
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.sim.replay import replay
+from ab import generated_trace, outcome as ab_outcome, report_bytes
 
 OFF = FastPath(counted_searches=False)
 
@@ -38,16 +36,11 @@ def _whole_node_trace(directory: Path, seed: int, *, jobs: int = 60, nodes: int 
         duration_median_s=1800,
         node_failures=failures,
     )
-    path = directory / f"whole-{seed}-{jobs}-{nodes}-{failures}.jsonl"
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=5 * 3_600_000)
+    return generated_trace(directory / f"whole-{seed}-{jobs}-{nodes}-{failures}.jsonl", spec, horizon_ms=5 * 3_600_000)
 
 
 def _report_bytes(trace, policy: str, out: Path, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, policy, config=config)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, policy, out, **changes)
 
 
 def _gangs_one_after_another(gangs: int, size: int, nodes: int):
@@ -108,9 +101,7 @@ def test_counted_searches_place_and_tell_as_the_reference(seed, jobs, nodes, fai
     trace = _whole_node_trace(tmp_path_factory.mktemp("g"), seed, jobs=jobs, nodes=nodes, failures=failures)
 
     def outcome(policy, **changes):
-        log = replay(trace, policy, config=trace.config.with_changes(**changes))
-        pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
-        return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
+        return ab_outcome(trace, policy, **changes)
 
     for policy in ("permit", "pod"):
         on = outcome(policy)

@@ -17,10 +17,10 @@ from builders import create, make_group, make_job, make_node, make_trace
 from gangsim.api.config import FastPath, Profile, SchedulerConfig
 from gangsim.api.objects import Affinity, PreferredSchedulingTerm, Taint, Toleration
 from gangsim.api.selectors import NodeSelectorTerm, Requirement
-from gangsim.report import build_report, write_report
 from gangsim.scheduler.fastpath import counted
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.sim.replay import replay
+from ab import report_bytes
 
 OFF = {
     "no-counted-windows": {"fast_path": FastPath(counted_windows=False)},
@@ -32,12 +32,7 @@ _TOLERATE = (Toleration("soft", "Equal", "x", "PreferNoSchedule"),)
 
 
 def _report_bytes(trace, policy: str, out: Path, counters: dict | None = None, seed: int | None = None, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    log = replay(trace, policy, config=config, seed=seed)
-    if counters is not None:
-        counters.update(log.counters)
-    write_report(build_report(log), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, policy, out, counters=counters, seed=seed, **changes)
 
 
 def _preferred(zone: str) -> Affinity:

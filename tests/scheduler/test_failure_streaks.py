@@ -12,13 +12,12 @@ import pytest
 from gangsim.api.config import FastPath
 from gangsim.eventlog import COMBINED_PREFIX, SIMILAR_EVENTS_INTERVAL_MS, EventLog, EventReason, PodRecord
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.report import build_report, write_report
 from gangsim.sim.cluster import Cluster
 from gangsim.sim.replay import replay
+from ab import SHARED, generated_trace
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 MAX_GANG = 16
 
@@ -37,10 +36,7 @@ def _stuck_gangs(tmp_path: Path, seed: int = 1):
         duration_median_s=1800,
         checkpoint_interval_s=None,
     )
-    path = tmp_path / f"stuck-{seed}.jsonl"
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=3 * 3_600_000)
+    return generated_trace(tmp_path / f"stuck-{seed}.jsonl", spec, horizon_ms=3 * 3_600_000)
 
 
 def _report_bytes(trace, policy: str, out: Path, fast_path: FastPath | None = None, **changes) -> dict[str, bytes]:

@@ -20,14 +20,12 @@ from builders import SRC, create, delete, make_job, make_node, make_trace, patch
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.api.objects import Pod
 from gangsim.load import load_trace
-from gangsim.report import build_report, write_report
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.sim.cluster import Cluster
 from gangsim.sim.replay import replay
+from ab import SHARED, report_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 HPC2N = SHARED / "pwa-hpc2n-2002-head" / "hpc2n.swf"
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 OFF = {
@@ -40,9 +38,7 @@ OFF = {
 
 
 def _report_bytes(trace, out: Path, seed: int | None = None, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, "pod", config=config, seed=seed)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, "pod", out, seed=seed, **changes)
 
 
 @pytest.fixture

@@ -20,15 +20,13 @@ from gangsim.api.objects import Pod
 from gangsim.explain import explain
 from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec
-from gangsim.report import build_report, write_report
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import QueueLocation
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.sim.cluster import Cluster
 from gangsim.sim.replay import replay
+from ab import SHARED, report_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 HPC2N = SHARED / "pwa-hpc2n-2002-head" / "hpc2n.swf"
 OFF = {
     "no-pod-runs": {"fast_path": FastPath(pod_runs=False)},
@@ -39,9 +37,7 @@ OFF = {
 
 
 def _report_bytes(trace, out: Path, seed: int | None = None, policy: str = "pod", **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, policy, config=config, seed=seed)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, policy, out, seed=seed, **changes)
 
 
 def _congested(tmp_path: Path, seed: int, *, priorities: int):

@@ -16,14 +16,13 @@ from hypothesis import strategies as st
 from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace
 from gangsim.api.config import FastPath
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
-from gangsim.report import build_report, write_report
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler import schedule_podgroup
 from gangsim.scheduler.fastpath import attempts, doomed
 from gangsim.sim.replay import replay
+from ab import SHARED, generated_trace, report_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 GANG = 32
 OFF = {
@@ -54,16 +53,11 @@ def _congested(tmp_path: Path, seed: int, *, priorities=(("only", 0, 1.0),), nod
         checkpoint_interval_s=None,
         node_failures=node_failures,
     )
-    path = tmp_path / f"congested-{seed}.jsonl"
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=5 * 3_600_000)
+    return generated_trace(tmp_path / f"congested-{seed}.jsonl", spec, horizon_ms=5 * 3_600_000)
 
 
 def _report_bytes(trace, out: Path, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, "gang", config=config)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, "gang", out, **changes)
 
 
 TRACES = {

@@ -21,12 +21,12 @@ from gangsim.api.objects import Pod, TopologySpreadConstraint
 from gangsim.api.selectors import LabelSelector
 from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec
-from gangsim.report import build_report, write_report
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.sim.replay import replay
 from tests.golden.cases import SHARED
+from ab import report_bytes
 
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 OFF = {
@@ -42,9 +42,7 @@ WORK = {"run_pass_pods", "filter_rows_computed", "batch_hits"}
 
 
 def _report_bytes(trace, out: Path, seed: int | None = None, policy: str = "pod", **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, policy, config=config, seed=seed)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, policy, out, seed=seed, **changes)
 
 
 def _same_reports(trace, tmp_path: Path, seed: int | None) -> None:

@@ -15,7 +15,7 @@ from builders import SRC, create, delete, make_group, make_node, make_spec, make
 from gangsim.api.config import FastPath
 from gangsim.api.objects import Pod
 from gangsim.scheduler.scheduler import Scheduler
-from gangsim.sim.replay import replay
+from ab import outcome as ab_outcome
 
 OFF = FastPath(sibling_activation=False)
 
@@ -29,9 +29,7 @@ def _gang_at_once(size: int):
 
 
 def _outcome(trace, policy: str = "permit", **changes):
-    log = replay(trace, policy, config=trace.config.with_changes(**changes))
-    pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
-    return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
+    return ab_outcome(trace, policy, **changes)
 
 
 def test_a_gang_activates_its_siblings_once_not_at_every_permit(monkeypatch):

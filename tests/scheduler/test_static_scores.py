@@ -17,12 +17,12 @@ from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.api.objects import Affinity, PreferredSchedulingTerm, Taint, Toleration
 from gangsim.api.selectors import NodeSelectorTerm, Requirement
 from gangsim.eventlog import EventLog
-from gangsim.report import build_report, write_report
 from gangsim.scheduler.framework.types import ResourceIndex
 from gangsim.scheduler.plugins.tainttoleration import TaintToleration
 from gangsim.scheduler.profiles import POLICIES
 from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.replay import replay
+from ab import report_bytes
 
 OFF = {
     "no-static-scores": {"fast_path": FastPath(static_scores=False)},
@@ -58,9 +58,7 @@ def _changing_cluster(tainted_at_start: bool):
 
 
 def _report_bytes(trace, policy: str, out: Path, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, policy, config=config)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, policy, out, **changes)
 
 
 @pytest.mark.parametrize("switch", sorted(OFF))

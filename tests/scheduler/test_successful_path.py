@@ -20,15 +20,14 @@ from gangsim.api.objects import Affinity, Pod, PreferredSchedulingTerm, Taint, T
 from gangsim.api.selectors import NodeSelectorTerm, Requirement
 from gangsim.eventlog import EventReason
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
-from gangsim.report import build_report, write_report
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import RowFilterPlugin, RowScorePlugin
 from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.replay import replay
+from ab import SHARED, generated_trace, outcome as ab_outcome, report_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
 NASA = SHARED / "pwa-nasa-ipsc-1993" / "NASA-iPSC-1993-3.1-cln.swf.gz"
 OFF = {
     "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
@@ -43,9 +42,7 @@ OFF = {
 
 
 def _report_bytes(trace, policy: str, out: Path, **changes) -> dict[str, bytes]:
-    config = trace.config.with_changes(**changes) if changes else trace.config
-    write_report(build_report(replay(trace, policy, config=config)), out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return report_bytes(trace, policy, out, **changes)
 
 
 def _busy_trace(tmp_path: Path, seed: int, *, whole_nodes: bool = False):
@@ -64,10 +61,7 @@ def _busy_trace(tmp_path: Path, seed: int, *, whole_nodes: bool = False):
         duration_median_s=1800,
         node_failures=2,
     )
-    path = tmp_path / f"busy-{seed}.jsonl"
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=5 * 3_600_000)
+    return generated_trace(tmp_path / f"busy-{seed}.jsonl", spec, horizon_ms=5 * 3_600_000)
 
 
 @pytest.mark.parametrize("switch", sorted(OFF))
@@ -341,9 +335,7 @@ def test_gated_prefix_tells_gates_and_binds_as_the_full_walk(ops, min_count):
     trace = make_trace(*events, horizon_s=200)
 
     def outcome(policy, **changes):
-        log = replay(trace, policy, config=trace.config.with_changes(**changes))
-        pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
-        return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
+        return ab_outcome(trace, policy, **changes)
 
     for policy in ("permit", "pod"):
         on = outcome(policy)

@@ -1,0 +1,42 @@
+"""What the fast-path A/B tests share: a speed shortcut is proven equal to the reference path by
+replaying one trace with its switch on and off and comparing what users read — the report files
+byte for byte (``report_bytes``), or each pod's outcome and the event log (``outcome``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from gangsim.load import load_trace
+from gangsim.load.generate import GeneratorSpec, generate, write_jsonl
+from gangsim.report import build_report, write_report
+from gangsim.sim.replay import replay
+
+ROOT = Path(__file__).resolve().parents[1]
+# the real traces beside the project (``../shared/traces-data``); tests needing one skip without it
+SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "shared" / "traces-data").is_dir()), ROOT.parent / "shared" / "traces-data")
+
+
+def generated_trace(path: Path, spec: GeneratorSpec, *, horizon_ms: int):
+    """``spec``'s generated trace, written to ``path`` and loaded, replayed until ``horizon_ms``."""
+    with path.open("wb") as out:
+        write_jsonl(generate(spec), out)
+    return replace(load_trace([path]), horizon_ms=horizon_ms)
+
+
+def report_bytes(trace, policy: str, out: Path, *, seed: int | None = None, counters: dict | None = None, **changes) -> dict[str, bytes]:
+    """The report files of ``trace`` replayed under ``policy`` with the configuration ``changes``
+    (``SchedulerConfig.with_changes``), written to ``out``; the replay's counters into ``counters``."""
+    config = trace.config.with_changes(**changes) if changes else trace.config
+    log = replay(trace, policy, config=config, seed=seed)
+    if counters is not None:
+        counters.update(log.counters)
+    write_report(build_report(log), out)
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+
+
+def outcome(trace, policy: str, **changes) -> tuple[list, list]:
+    """Each pod's node, bind and end times, waiting reason and attempts, and every event."""
+    log = replay(trace, policy, config=trace.config.with_changes(**changes))
+    pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
+    return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
