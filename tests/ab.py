@@ -4,9 +4,13 @@ byte for byte (``report_bytes``), or each pod's outcome and the event log (``out
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from builders import SRC, create, delete, patch
+
+from gangsim.api.objects import Pod, PodSpec
 from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, generate, write_jsonl
 from gangsim.report import build_report, write_report
@@ -40,3 +44,25 @@ def outcome(trace, policy: str, **changes) -> tuple[list, list]:
     log = replay(trace, policy, config=trace.config.with_changes(**changes))
     pods = [(p.pod, p.node, p.bound_ms, p.ended_ms, p.waiting_reason, p.scheduling_attempts) for p in log.pods]
     return pods, list(zip(log.ev_t_ms, log.ev_object, log.ev_reason, log.ev_message))
+
+
+def arrival_events(ops: list[tuple[str, int, int]], plain: dict[str, PodSpec], gated: dict[str, PodSpec], at: Callable[[int, int], int]) -> list:
+    """Pods ``p0``–``p5`` of group ``g`` and ``p6``… of ``h`` created (``gated``: with the spec
+    carrying a scheduling gate), deleted and let go (the gate patched away) as the hypothesis ops
+    ``(op, pod index, jitter)`` say, op t at ``at(t, jitter)`` seconds; ops that do not apply to a
+    pod's state then are skipped."""
+    events = []
+    live: dict[str, Pod] = {}
+    for t, (op, i, dt) in enumerate(ops):
+        name, group = f"p{i}", "g" if i < 6 else "h"
+        when = at(t, dt)
+        if op in ("create", "gated") and name not in live:
+            live[name] = Pod(namespace="default", name=name, spec=(gated if op == "gated" else plain)[group], source=SRC)
+            events.append(create(live[name], at_s=when))
+        elif op == "delete" and name in live:
+            events.append(delete("Pod", name, at_s=when))
+            del live[name]
+        elif op == "ungate" and name in live and live[name].spec.scheduling_gates:
+            live[name] = replace(live[name], spec=plain[group])
+            events.append(patch(live[name], at_s=when))
+    return events

@@ -6,16 +6,14 @@ siblings again would do nothing. A guard counting the pods handed to ``Handle.ac
 outcome A/B tests against the switch off and the reference path (the busy generated traces, the
 NASA head and the bundled traces are in ``test_successful_path.py``'s ``OFF``)."""
 
-from dataclasses import replace
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import SRC, create, delete, make_group, make_node, make_spec, make_trace, patch
+from builders import SRC, create, make_group, make_node, make_spec, make_trace
 from gangsim.api.config import FastPath
 from gangsim.api.objects import Pod
 from gangsim.scheduler.scheduler import Scheduler
-from ab import outcome as ab_outcome
+from ab import arrival_events, outcome as ab_outcome
 
 OFF = FastPath(sibling_activation=False)
 
@@ -86,19 +84,7 @@ def test_sibling_activation_places_and_tells_as_the_reference(ops, min_g, min_h,
     plain = {g: make_spec(cpu=1, group=g, duration_s=40) for g in ("g", "h")}
     gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=40) for g in ("g", "h")}
     events = [create(make_node("n0", cpu=cpu, memory_gi=16)), create(make_group("g", min_g)), create(make_group("h", min_h))]
-    live: dict[str, Pod] = {}
-    for t, (op, i, dt) in enumerate(ops):
-        name, group = f"p{i}", "g" if i < 6 else "h"
-        at = 1 + 20 * (t // 4) + dt
-        if op in ("create", "gated") and name not in live:
-            live[name] = Pod(namespace="default", name=name, spec=(gated if op == "gated" else plain)[group], source=SRC)
-            events.append(create(live[name], at_s=at))
-        elif op == "delete" and name in live:
-            events.append(delete("Pod", name, at_s=at))
-            del live[name]
-        elif op == "ungate" and name in live and live[name].spec.scheduling_gates:
-            live[name] = replace(live[name], spec=plain[group])
-            events.append(patch(live[name], at_s=at))
+    events += arrival_events(ops, plain, gated, at=lambda t, dt: 1 + 20 * (t // 4) + dt)
     trace = make_trace(*events, horizon_s=1200)
     on = _outcome(trace)
     assert on == _outcome(trace, fast_path=OFF)

@@ -25,7 +25,7 @@ from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import RowFilterPlugin, RowScorePlugin
 from gangsim.scheduler.scheduler import Scheduler
 from gangsim.sim.replay import replay
-from ab import SHARED, generated_trace, outcome as ab_outcome, report_bytes
+from ab import arrival_events, SHARED, generated_trace, outcome as ab_outcome, report_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 NASA = SHARED / "pwa-nasa-ipsc-1993" / "NASA-iPSC-1993-3.1-cln.swf.gz"
@@ -319,19 +319,7 @@ def test_gated_prefix_tells_gates_and_binds_as_the_full_walk(ops, min_count):
     plain = {g: make_spec(cpu=1, group=g, duration_s=20) for g in ("g", "h")}
     gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=20) for g in ("g", "h")}
     events = [create(make_node("n0", cpu=6, memory_gi=8)), create(make_group("g", min_count)), create(make_group("h", 2))]
-    live: dict[str, Pod] = {}
-    for t, (op, i, dt) in enumerate(ops):
-        name, group = f"p{i}", "g" if i < 6 else "h"
-        at = 1 + t // 3 + dt
-        if op in ("create", "gated") and name not in live:
-            live[name] = Pod(namespace="default", name=name, spec=(gated if op == "gated" else plain)[group], source=SRC)
-            events.append(create(live[name], at_s=at))
-        elif op == "delete" and name in live:
-            events.append(delete("Pod", name, at_s=at))
-            del live[name]
-        elif op == "ungate" and name in live and live[name].spec.scheduling_gates:
-            live[name] = replace(live[name], spec=plain[group])
-            events.append(patch(live[name], at_s=at))
+    events += arrival_events(ops, plain, gated, at=lambda t, dt: 1 + t // 3 + dt)
     trace = make_trace(*events, horizon_s=200)
 
     def outcome(policy, **changes):
