@@ -50,6 +50,8 @@ class Runner(rotation.Runner, Protocol):
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int: ...
 
+    def select_host(self, rows: np.ndarray, scores: np.ndarray) -> int: ...
+
 
 class RunPass:
     """The searches of the first ``size`` pods of a run, applied pod by pod with ``take``."""
@@ -88,9 +90,7 @@ class RunPass:
         if self.picks is not None:
             row = self.picks[i]
         else:  # ``Framework.select_host`` with the run's RNG
-            t = self.totals[i]  # type: ignore[index]
-            ties = self.rows[i][t == t.max()]
-            row = int(ties[0]) if len(ties) == 1 else int(ties[int(fw.rng.integers(len(ties)))])  # type: ignore[union-attr]
+            row = fw.select_host(self.rows[i], self.totals[i])  # type: ignore[index]
         self.taken.add(row)
         return row
 

@@ -114,19 +114,18 @@ def searches(fw: doomed.Runner, w: Windows, count: int) -> list[int]:
     else:
         totals = total.reshape(count, to_find)
     found = rows.reshape(count, to_find)
-    if fw.rng is not None:  # ``select_host`` with ``--seed``: one draw among a window's ties (in search order), pod by pod
-        took = found[np.arange(count), totals.argmax(axis=1)]
-        for j in np.flatnonzero((totals == totals.max(axis=1)[:, None]).sum(axis=1) > 1).tolist():
-            ties = found[j][totals[j] == totals[j].max()]
-            took[j] = ties[int(fw.rng.integers(len(ties)))]
+    # the greatest total of each window; ``select_host`` itself where that may not be the first
+    # greatest: with ``--seed`` a window with ties (its RNG draw, pod by pod), otherwise the
+    # window that wraps round the end of the node order (a window's rows are in rotation order,
+    # which is ascending row order, ``NodeTable.order``, unless it wraps: the least row of equal
+    # totals is then not the first)
+    took = found[np.arange(count), totals.argmax(axis=1)]
+    if fw.rng is not None:
+        again = np.flatnonzero((totals == totals.max(axis=1)[:, None]).sum(axis=1) > 1)
     else:
-        # the greatest total, the least row of equal totals: a window's rows are in rotation
-        # order, which is ascending row order (``NodeTable.order``) unless the window wraps
-        # round the end of the node order, so there the first greatest is the least row
-        took = found[np.arange(count), totals.argmax(axis=1)]
-        for j in np.flatnonzero(found[:, 0] > found[:, -1]).tolist():  # the (one) window that wraps
-            ties = totals[j] == totals[j].max()
-            took[j] = found[j][ties].min()
+        again = np.flatnonzero(found[:, 0] > found[:, -1])
+    for j in again.tolist():
+        took[j] = fw.select_host(found[j], totals[j])
     processed = w.stops[count - 1]  # the rows the ``count`` searches evaluated, together
     fw.next_start_index = (w.start + processed) % w.num_nodes
     fw.filter_rows_evaluated += processed
