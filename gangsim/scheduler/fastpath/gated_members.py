@@ -68,19 +68,21 @@ def move_members(
     # spec -> the message this event left a member of that spec gated with (``gated_siblings``)
     regated: dict[int, str] | None = {} if siblings else None
     values = members.values()
-    walk = iter(list(values))  # (a copy: a move must not see the dict change under it)
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
-        first = next(walk)
+        # (the members after the first are copied once it is known where the walk goes on: a
+        # move asks PreEnqueue, which neither adds nor removes a member)
         if _gated_like(joined, entity_of, prefix) and len(members) > prefix.count:
             regated[id(prefix.spec)] = prefix.message  # what asking the first member would find
         else:
-            _visit(first, entity_of, move, plugins, regated)
+            _visit(next(iter(values)), entity_of, move, plugins, regated)
         if regated.get(id(prefix.spec)) == prefix.message:
             skip_to = prefix.count  # the walk would skip each of the others
-            walk = iter(list(islice(values, skip_to, None)))
         else:
             skip_to = -1  # walk on from the second member; the prefix is not known
+        walk = iter(list(islice(values, max(skip_to, 1), None)))
+    else:
+        walk = iter(list(values))  # (a copy: a move must not see the dict change under it)
     alike = stamp is not None and skip_to >= 0
     spec: object = prefix.spec if skip_to > 0 else None  # type: ignore[union-attr]
     message = prefix.message if skip_to > 0 else ""  # type: ignore[union-attr]

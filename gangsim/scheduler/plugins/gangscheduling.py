@@ -48,6 +48,9 @@ WAITING_FOR_TREE = 'waiting for composite pod group "{}" tree to meet quorum'
 # gangscheduling_test.go TestPreEnqueue "gang pod fails PreEnqueue when pod group is not yet created
 # (CPG enabled: true)". gangsim's group keys are "<namespace>/<name>".
 NO_GROUP_IN_SNAPSHOT = "failed to build hierarchy snapshot: pod group object not found in state for podgroup/{}"
+# the two verdicts given once per pod (a Status is frozen: one object serves every pod)
+_GATED_FOR_MIN_COUNT = Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
+_WAIT_AT_PERMIT = Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME)
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
 
@@ -115,7 +118,7 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
                 return Status.unresolvable(WAITING_FOR_TREE.format(name), plugin=NAME)
             return None
         if st.is_gang and len(st.members) < st.group.policy.min_count:  # AllPodsCount: every member pod
-            return Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
+            return _GATED_FOR_MIN_COUNT
         return None
 
     # ---- PlacementFeasible (§8.4) ----------------------------------------------------------------
@@ -147,7 +150,9 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         st = self.handle.pod_group(pod.group_key) if pod.group_key else None
         if st is None or not st.is_gang:
             return None, 0
-        b = self._barriers.setdefault(st.key, _Barrier())
+        b = self._barriers.get(st.key)
+        if b is None:  # (not ``setdefault``: that builds a barrier on every call, once per pod)
+            b = self._barriers[st.key] = _Barrier()
         if st.scheduled_count() >= st.min_count:  # this pod is counted: it is assumed
             for waiting in list(b.waiting.values()):
                 b.waiting.pop(waiting.uid)
@@ -169,7 +174,7 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         if epoch is None or epoch != b.activated:
             self.handle.activate([m for m in st.members.values() if m.phase is PodPhase.PENDING and m.uid != pod.uid])
             b.activated = epoch if epoch is not None and self.handle.activation_epoch() == epoch else None
-        return Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME), wait_ms
+        return _WAIT_AT_PERMIT, wait_ms
 
     def _drop_deadline(self, b: _Barrier) -> None:
         if b.waiting:
