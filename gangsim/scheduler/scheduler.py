@@ -191,7 +191,8 @@ class Scheduler:
         self._bind_generation[self.victim_priority(pod)] = self.generation
 
     def move_for(self, event: ClusterEvent) -> None:
-        self.queue.move_for_plugins(self.hints.get(event, ()))
+        if self.queue.unschedulable:  # (else nothing to move: each bind and end asks, and a ClusterEvent hashes in Python)
+            self.queue.move_for_plugins(self.hints.get(event, ()))
 
     def is_stale(self, e: QueuedEntity) -> bool:
         """Could a new attempt of ``e`` end differently from its last one? Cycles are
