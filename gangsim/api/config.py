@@ -135,6 +135,11 @@ class FastPath:
     # epoch (``SchedulingQueue.activation_epoch``: an entity entered backoffQ, the unschedulable
     # pool or the gated set, or a run of several pods was queued) is unchanged
     sibling_activation: bool = True
+    # (issue 16, NASA-permit) GangScheduling's Permit counts the gang's assumed and bound members
+    # (``PodGroupState.scheduled_count``, quadratic per gang: each member walks its siblings);
+    # when the node table changed exactly once since the gang's previous Permit — the assume of
+    # the pod now at Permit — and the members dict is the same, the count is that one's plus one
+    permit_counts: bool = True
     # (issue 16, NASA under ``permit`` and ``pod``) pod-by-pod cycles of one shape where every pod
     # finds a node (a gang's pods under ``permit``, a PodRun's under ``pod``) get the rows the
     # counted pass's searches take (``fastpath.counted_searches``: ``rotation.steps`` on the

@@ -36,6 +36,7 @@ OFF = {
     "no-gated-siblings": {"fast_path": FastPath(gated_siblings=False)},
     "no-gated-prefix": {"fast_path": FastPath(gated_prefix=False)},
     "no-sibling-activation": {"fast_path": FastPath(sibling_activation=False)},
+    "no-permit-counts": {"fast_path": FastPath(permit_counts=False)},
     "no-counted-searches": {"fast_path": FastPath(counted_searches=False)},
     "no-batching": {"opportunistic_batching": False},
 }

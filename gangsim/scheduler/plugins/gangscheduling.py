@@ -88,6 +88,10 @@ class _Barrier:
     # the Handle's activation epoch after the last activation of the group's pods, when that
     # activation left it unchanged (None: none such): activating them again would do nothing
     activated: int | None = None
+    # ``FastPath.permit_counts``: (``id`` of the members dict — not the dict, which an emptied
+    # gang replaces and must not keep —, the node table's generation, the count) of the last
+    # Permit's ``scheduled_count``
+    counted: tuple[int, int, int] | None = None
 
 
 class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions):
@@ -97,6 +101,8 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.handle = handle
         self.permit_timeout_ms = args.config.permit_timeout_ms
+        self._permit_counts = args.config.effective_fast_path.permit_counts
+        self.counts_reused = 0  # Permits that took the count from the previous one (tests)
         self._barriers: dict[str, _Barrier] = {}
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
@@ -153,7 +159,7 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         b = self._barriers.get(st.key)
         if b is None:  # (not ``setdefault``: that builds a barrier on every call, once per pod)
             b = self._barriers[st.key] = _Barrier()
-        if st.scheduled_count() >= st.min_count:  # this pod is counted: it is assumed
+        if self._scheduled_count(st, b) >= st.min_count:  # this pod is counted: it is assumed
             for waiting in list(b.waiting.values()):
                 b.waiting.pop(waiting.uid)
                 b.wait_ms.pop(waiting.uid, None)
@@ -175,6 +181,25 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
             self.handle.activate([m for m in st.members.values() if m.phase is PodPhase.PENDING and m.uid != pod.uid])
             b.activated = epoch if epoch is not None and self.handle.activation_epoch() == epoch else None
         return _WAIT_AT_PERMIT, wait_ms
+
+    def _scheduled_count(self, st: PodGroupState, b: _Barrier) -> int:
+        """``st.scheduled_count()``, the pod at Permit just assumed. ``FastPath.permit_counts``:
+        a member's phase moves into or out of the count only with an assume or unassign on the
+        node table (a bind keeps it counted, a pending pod joining or leaving is not), so when
+        the table changed exactly once since the gang's previous Permit — this pod's assume,
+        which comes right before its Permit — and the members are the same dict, the count is
+        that Permit's plus this pod."""
+        if not self._permit_counts:
+            return st.scheduled_count()
+        generation = self.handle.snapshot.nodes.generation
+        last = b.counted
+        if last is not None and last[1] == generation - 1 and last[0] == id(st.members):
+            count = last[2] + 1
+            self.counts_reused += 1
+        else:
+            count = st.scheduled_count()
+        b.counted = (id(st.members), generation, count)
+        return count
 
     def _drop_deadline(self, b: _Barrier) -> None:
         if b.waiting:
