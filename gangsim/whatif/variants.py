@@ -64,12 +64,12 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-counted-windows": {"fast_path.counted_windows": False},
     "no-run-passes": {"fast_path.run_passes": False},
     "no-sibling-activation": {"fast_path.sibling_activation": False},
-    "no-permit-counts": {"fast_path.permit_counts": False},
     "no-counted-searches": {"fast_path.counted_searches": False},
     "no-pre-enqueue-passed": {"fast_path.pre_enqueue_passed": False},
     "no-joined-runs": {"fast_path.joined_runs": False},
     "no-streak-peel": {"fast_path.streak_peel": False},
     "no-bulk-retries": {"fast_path.bulk_retries": False},
+    "no-permit-counts": {"fast_path.permit_counts": False},
 }
 
 
