@@ -126,6 +126,9 @@ def plan(fw: Runner, pods: list[PodInfo]) -> RunPass | None:
     entry = cache.entry(pods[0])
     if entry is None:
         return None
+    if n - entry.n_failed <= MIN_PODS * to_find:  # too few feasible rows anywhere for MIN_PODS searches (m below)
+        cache.hits -= 1  # (as below: the pass that runs instead counts its own hit)
+        return None
     start = fw.next_start_index % n
     rotated = nodes.order2[start : start + min(n, most * to_find + 1 + entry.n_failed)]
     feasible = np.flatnonzero(entry.codes[rotated] == 0)

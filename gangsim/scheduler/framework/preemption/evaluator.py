@@ -116,7 +116,9 @@ class PodStrategy:
     ) -> None:
         """``equals_memo`` (fast path ``FastPath.repeated_failure``, owned by the caller): the
         last cluster-of-equals verdict, ``[diagnosis codes, nodes, potential nodes, message]``,
-        reused while the diagnosis is the same object (``fastpath.repeat`` replays it)."""
+        reused while the diagnosis is the same object (``fastpath.repeat`` replays it), and its
+        message while the node and potential-node counts are the same (a fresh pass after a release
+        that helped no pod of the shape, issue 16: the message is a function of the two counts)."""
         self.equals_memo = equals_memo
         self.handle = handle
         self.units = units
@@ -175,6 +177,9 @@ class PodStrategy:
         if memo is not None and memo[0] is d.codes and memo[1] == num_all:
             return memo[2], memo[3]  # fast path: the same diagnosis as last time
         n = int(np.count_nonzero(d.codes == _UNSCHEDULABLE))
+        if memo is not None and memo[0] is not None and memo[1] == num_all and memo[2] == n:
+            memo[0] = d.codes  # fast path: another diagnosis, the same count (the message is a function of the two)
+            return n, memo[3]
         hist = reason_histogram([], num_all - n, NOT_HELPFUL, counts={NO_VICTIMS: n} if n else None)
         message = f"0/{num_all} nodes are available: {hist}."
         if memo is not None:
