@@ -8,7 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from builders import SRC, create, delete, patch
+from hypothesis import strategies as st
+
+from builders import SRC, create, delete, make_group, make_node, make_spec, make_trace, patch
 
 from gangsim.api.objects import Pod, PodSpec
 from gangsim.load import load_trace
@@ -66,3 +68,31 @@ def arrival_events(ops: list[tuple[str, int, int]], plain: dict[str, PodSpec], g
             live[name] = replace(live[name], spec=plain[group])
             events.append(patch(live[name], at_s=when))
     return events
+
+
+# hypothesis ops for :func:`arrival_events`: (op, pod index, jitter)
+ARRIVAL_OPS = st.lists(
+    st.tuples(st.sampled_from(["create", "create", "create", "gated", "delete", "ungate"]), st.integers(0, 9), st.integers(0, 2)),
+    min_size=1,
+    max_size=30,
+)
+
+
+def two_gangs_on_one_node(ops: list[tuple[str, int, int]], min_g: int, min_h: int, cpu: int):
+    """Gangs ``g`` (minCount ``min_g``) and ``h`` (``min_h``) of 1-CPU pods arriving as
+    :data:`ARRIVAL_OPS` say (several at an instant, some gated, deleted and let go) on one node
+    of ``cpu`` CPUs, too small for both: members wait at Permit, time out and come again."""
+    plain = {g: make_spec(cpu=1, group=g, duration_s=40) for g in ("g", "h")}
+    gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=40) for g in ("g", "h")}
+    events = [create(make_node("n0", cpu=cpu, memory_gi=16)), create(make_group("g", min_g)), create(make_group("h", min_h))]
+    events += arrival_events(ops, plain, gated, at=lambda t, dt: 1 + 20 * (t // 4) + dt)
+    return make_trace(*events, horizon_s=1200)
+
+
+def gang_at_once(size: int):
+    """A gang ``g`` of ``size`` pods of one spec, all created at 1 s, on a node that holds it all
+    (under ``permit`` each waits at Permit until the last releases them)."""
+    spec = make_spec(cpu=0.5, group="g", duration_s=60)
+    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", size))]
+    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1) for i in range(size)]
+    return make_trace(*events)

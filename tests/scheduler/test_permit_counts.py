@@ -11,12 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import SRC, create, make_group, make_node, make_spec, make_trace
 from gangsim.api.config import FastPath
-from gangsim.api.objects import Pod
 from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler.framework.types import PodGroupState
-from ab import arrival_events, generated_trace, outcome, report_bytes
+from ab import ARRIVAL_OPS, gang_at_once, two_gangs_on_one_node, generated_trace, outcome, report_bytes
 
 OFF = FastPath(permit_counts=False)
 
@@ -39,10 +37,7 @@ def test_a_gang_at_permit_walks_its_members_once_not_at_every_pod(walks):
     """64 pods of one gang created at one instant on a node that holds them all: each waits at
     Permit until the last, which releases them; with the shortcut the first Permit walks the
     members and the 63 others take the count from the one before."""
-    spec = make_spec(cpu=0.5, group="g", duration_s=60)
-    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", 64))]
-    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1) for i in range(64)]
-    trace = make_trace(*events)
+    trace = gang_at_once(64)
     on = outcome(trace, "permit")
     on_walks, walks["n"] = walks["n"], 0
     off = outcome(trace, "permit", fast_path=OFF)
@@ -75,25 +70,16 @@ def test_a_busy_trace_takes_the_counts_and_writes_the_same_report(seed, walks, t
     assert on == report_bytes(trace, "permit", tmp_path / "reference", opportunistic_batching=False)
 
 
-_ops = st.lists(
-    st.tuples(st.sampled_from(["create", "create", "create", "gated", "delete", "ungate"]), st.integers(0, 9), st.integers(0, 2)),
-    min_size=1,
-    max_size=30,
-)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=_ops, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
+@given(ops=ARRIVAL_OPS, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
 def test_permit_counts_place_and_tell_as_the_reference(ops, min_g, min_h, cpu):
     """Pods of two gangs arriving (several at an instant, some with a scheduling gate), deleted
     and let go in random order on a node too small for both, so members wait at Permit, time
     out, are deleted while waiting and come again: with ``FastPath.permit_counts`` every pod is
     placed, told and ended as with it off and as on the reference path."""
-    plain = {g: make_spec(cpu=1, group=g, duration_s=40) for g in ("g", "h")}
-    gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=40) for g in ("g", "h")}
-    events = [create(make_node("n0", cpu=cpu, memory_gi=16)), create(make_group("g", min_g)), create(make_group("h", min_h))]
-    events += arrival_events(ops, plain, gated, at=lambda t, dt: 1 + 20 * (t // 4) + dt)
-    trace = make_trace(*events, horizon_s=1200)
+    trace = two_gangs_on_one_node(ops, min_g, min_h, cpu)
     on = outcome(trace, "permit")
     assert on == outcome(trace, "permit", fast_path=OFF)
     assert on == outcome(trace, "permit", opportunistic_batching=False)

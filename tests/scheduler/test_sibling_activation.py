@@ -13,17 +13,9 @@ from builders import SRC, create, make_group, make_node, make_spec, make_trace
 from gangsim.api.config import FastPath
 from gangsim.api.objects import Pod
 from gangsim.scheduler.scheduler import Scheduler
-from ab import arrival_events, outcome as ab_outcome
+from ab import ARRIVAL_OPS, gang_at_once, two_gangs_on_one_node, outcome as ab_outcome
 
 OFF = FastPath(sibling_activation=False)
-
-
-def _gang_at_once(size: int):
-    """A gang of ``size`` pods of one spec, all created at 1 s, on a node that holds it all."""
-    spec = make_spec(cpu=0.5, group="g", duration_s=60)
-    events = [create(make_node("n0", cpu=64, memory_gi=64)), create(make_group("g", size))]
-    events += [create(Pod(namespace="default", name=f"p{i:02}", spec=spec, source=SRC), at_s=1) for i in range(size)]
-    return make_trace(*events)
 
 
 def _outcome(trace, policy: str = "permit", **changes):
@@ -42,7 +34,7 @@ def test_a_gang_activates_its_siblings_once_not_at_every_permit(monkeypatch):
         return original(self, pods)
 
     monkeypatch.setattr(Scheduler, "activate", count)
-    trace = _gang_at_once(64)
+    trace = gang_at_once(64)
     on = _outcome(trace)
     on_handed, handed["n"] = handed["n"], 0
     off = _outcome(trace, fast_path=OFF)
@@ -67,25 +59,16 @@ def test_a_sibling_that_failed_since_the_last_walk_is_activated_again():
     assert [p[5] for p in on[0]] == [1, 1, 1, 1, 2, 2]  # h1 and h2 failed Filter after h0's walk, then were tried again
 
 
-_ops = st.lists(
-    st.tuples(st.sampled_from(["create", "create", "create", "gated", "delete", "ungate"]), st.integers(0, 9), st.integers(0, 2)),
-    min_size=1,
-    max_size=30,
-)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=_ops, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
+@given(ops=ARRIVAL_OPS, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
 def test_sibling_activation_places_and_tells_as_the_reference(ops, min_g, min_h, cpu):
     """Pods of two gangs arriving (several at an instant, some with a scheduling gate), deleted
     and let go in random order on a node too small for both, so members wait at Permit, time
     out, fail Filter and are activated again: with ``FastPath.sibling_activation`` every pod is
     placed, told and ended as with it off and as on the reference path."""
-    plain = {g: make_spec(cpu=1, group=g, duration_s=40) for g in ("g", "h")}
-    gated = {g: make_spec(cpu=1, group=g, gates=("wait",), duration_s=40) for g in ("g", "h")}
-    events = [create(make_node("n0", cpu=cpu, memory_gi=16)), create(make_group("g", min_g)), create(make_group("h", min_h))]
-    events += arrival_events(ops, plain, gated, at=lambda t, dt: 1 + 20 * (t // 4) + dt)
-    trace = make_trace(*events, horizon_s=1200)
+    trace = two_gangs_on_one_node(ops, min_g, min_h, cpu)
     on = _outcome(trace)
     assert on == _outcome(trace, fast_path=OFF)
     assert on == _outcome(trace, opportunistic_batching=False)
