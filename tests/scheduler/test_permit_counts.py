@@ -70,8 +70,6 @@ def test_a_busy_trace_takes_the_counts_and_writes_the_same_report(seed, walks, t
     assert on == report_bytes(trace, "permit", tmp_path / "reference", opportunistic_batching=False)
 
 
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=ARRIVAL_OPS, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
 def test_permit_counts_place_and_tell_as_the_reference(ops, min_g, min_h, cpu):

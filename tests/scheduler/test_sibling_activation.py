@@ -59,8 +59,6 @@ def test_a_sibling_that_failed_since_the_last_walk_is_activated_again():
     assert [p[5] for p in on[0]] == [1, 1, 1, 1, 2, 2]  # h1 and h2 failed Filter after h0's walk, then were tried again
 
 
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=ARRIVAL_OPS, min_g=st.integers(2, 5), min_h=st.integers(2, 4), cpu=st.integers(3, 8))
 def test_sibling_activation_places_and_tells_as_the_reference(ops, min_g, min_h, cpu):
