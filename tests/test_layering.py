@@ -100,7 +100,9 @@ THIRD_PARTY: dict[str, set[str]] = {
     "cli": {"typer", "rich"},
     "commands": {"typer", "rich"},
 }
-OPTIONAL = {"gangsim.report.figures": {"matplotlib"}}
+# one module each beyond its unit: figures the ``plot`` extra; swf_columns Polars, to decode an
+# SWF log's job lines over columns (issue 16), the one place ``load`` reads with Polars
+OPTIONAL = {"gangsim.report.figures": {"matplotlib"}, "gangsim.load.importers.swf_columns": {"polars"}}
 
 
 def third_party(module: str) -> set[str]:

@@ -4,7 +4,10 @@ Input: one ``.swf`` file, plain or gzip (recognised by its magic bytes). Header 
 (``; MaxProcs: 8192``) describe the machine; each other line is one job of 18 whitespace-separated
 fields, ``-1`` meaning unknown. Lines are read as a stream; one compact row per job (numbers in
 ``array`` columns, ~60 bytes a job) is kept to sort by submit time (SWF logs are sorted already;
-the sort is stable, so equal submit times keep file order).
+the sort is stable, so equal submit times keep file order). The job lines are decoded over
+columns (``swf_columns``, 16,384 lines at a time) when they are plainly good, else line by line
+(``swf_parse.parse_lines``, the reference, which names the first bad line);
+``GANGSIM_REFERENCE_LOADER=1`` keeps to the reference.
 
 Cluster (from the header): ``cores_per_node`` = ``--cores-per-node``, else MaxProcs / MaxNodes
 when the header has both, else 1; ``nodes`` = ``--nodes``, else ⌈MaxProcs / cores_per_node⌉
@@ -44,178 +47,48 @@ that is not a number, a negative value other than -1, a job of 0 processors that
 from __future__ import annotations
 
 import bisect
-import math
 import os
-from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from gangsim.errors import InputError, UsageError, cut
+import numpy as np
+
+from gangsim.errors import InputError, UsageError
 from gangsim.load.importers._common import (
     check_cluster_gpus,
     GPU,
     MAX_INT64,
     MAX_NODES_PER_POOL,
     MAX_PODS_PER_JOB,
-    MAX_SECONDS,
     ImportOptions,
     Stats,
     check_options,
     check_pods,
-    check_seconds,
     class_docs,
     create,
     delete,
     duration_text,
-    field_error,
     gang_objects,
     priority_classes,
-    read_lines,
     trace_header,
     trace_name,
 )
+from gangsim.load.importers.swf_columns import parse_columns
+from gangsim.load.importers.swf_parse import Header, Jobs, parse_lines
 
 OPTIONS = {"name", "limit", "priorities", "nodes", "cores_per_node", "pod_size", "resource", "cancelled"}
 NAMESPACE = "swf"
-FIELDS = (
-    "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time used",
-    "used memory", "requested processors", "requested time", "requested memory", "status", "user id",
-    "group id", "executable number", "queue number", "partition number", "preceding job number", "think time",
-)  # fmt: skip
 WAIT_ANNOTATION = "swf.gangsim.dev/wait"
-COMPLETED, FAILED, CANCELLED = 1, 0, 5
-
-
-def _field(i: int) -> str:
-    return f"field {i + 1} ({FIELDS[i]})"
-
-
-def _num(text: str, i: int, path: str, line: int, obj: str) -> float:
-    """A field's value; -1 (unknown) is returned as -1, other negatives are errors."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise field_error(path, line, obj, _field(i), text, "must be a number") from None
-    if not math.isfinite(value):
-        raise field_error(path, line, obj, _field(i), text, "must be a finite number")
-    if value < 0 and value != -1:
-        detail = "must be positive (or -1 for unknown)" if i in (4, 7) else "must not be negative (or -1 for unknown)"
-        raise field_error(path, line, obj, _field(i), text, detail)
-    return value
-
-
-class Header:
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    def add(self, text: str) -> None:
-        body = text.lstrip(";").strip()
-        key, sep, value = body.partition(":")
-        if sep and key.strip() and " " not in key.strip() and key.strip() not in self.values:
-            self.values[key.strip()] = value.strip()
-
-    def int(self, key: str, path: str) -> int | None:
-        text = self.values.get(key)
-        if text is None:
-            return None
-        try:
-            value = int(text.split()[0])
-        except (ValueError, IndexError):
-            raise InputError(f"header {key}: Invalid value: {cut(text)!r}: must be a positive integer", file=path) from None
-        if value <= 0:
-            raise InputError(f"header {key}: Invalid value: {cut(text)!r}: must be a positive integer", file=path)
-        return value
-
-
-class Jobs:
-    """Compact columns of the jobs to replay."""
-
-    def __init__(self) -> None:
-        self.submit = array("d")
-        self.run = array("d")  # -1: none (a cancelled job kept for --cancelled delete)
-        self.wait = array("d")
-        self.procs = array("q")
-        self.number = array("q")
-        self.queue = array("q")
-        self.end = array("d")  # deletion time for --cancelled delete, else -1
-        self.line = array("q")
-
-    def __len__(self) -> int:
-        return len(self.submit)
+REFERENCE_LOADER = "GANGSIM_REFERENCE_LOADER"  # =1: the line-by-line parse only (``swf_columns`` switched off)
 
 
 def parse(path: str, options: ImportOptions, stats: Stats) -> tuple[Header, Jobs]:
-    header = Header()
-    jobs = Jobs()
-    keep_cancelled = (options.cancelled or "skip") == "delete"
-    seen_jobs = 0
-    for number, text in read_lines(path):
-        stripped = text.strip()
-        if not stripped:
-            continue
-        if stripped.startswith(";"):
-            header.add(stripped)
-            continue
-        if options.limit is not None and seen_jobs >= options.limit:
-            break
-        seen_jobs += 1
-        parts = stripped.split()
-        obj = f"job {parts[0]}" if parts else None
-        if len(parts) != len(FIELDS):
-            raise InputError(f"expected {len(FIELDS)} whitespace-separated fields, found {len(parts)}: truncated or malformed line", file=path, line=number, obj=obj)
-        try:
-            values = list(map(float, parts))
-            # every "-" of the line in a "-1" field (unknown) and a finite sum: no field is negative
-            # other than -1, none infinite or NaN; otherwise the exact check decides
-            bad = stripped.count("-") != parts.count("-1") or not math.isfinite(sum(values))
-            bad = bad and (any(v < 0 and v != -1 for v in values) or not all(map(math.isfinite, values)))
-        except ValueError:
-            bad = True
-        if bad:  # find the field to name
-            values = [_num(text, i, path, number, obj) for i, text in enumerate(parts)]
-        for i in (1, 2, 3):  # times: at most 100 years
-            if values[i] > MAX_SECONDS:
-                raise field_error(path, number, obj, _field(i), parts[i], "must be no more than 100 years")
-        for i in (0, 4, 7, 10, 14):  # kept as int64
-            if values[i] > MAX_INT64:
-                raise field_error(path, number, obj, _field(i), parts[i], f"must be no more than {MAX_INT64}")
-        job_no, submit, wait, run, allocated = values[0], values[1], values[2], values[3], values[4]
-        requested, status, queue = values[7], values[10], values[14]
-        if submit < 0:
-            stats.add("jobs skipped (unknown submit time)")
-            continue
-        procs = allocated if allocated != -1 else requested
-        end = -1.0
-        if status == CANCELLED and run <= 0:
-            if not keep_cancelled or wait < 0 or procs <= 0:
-                stats.add("cancelled-before-start jobs skipped")
-                continue
-            end = submit + wait
-            check_seconds(end, path, number, obj, _field(2), parts[2])
-            run = -1.0
-            stats.add("cancelled-before-start jobs (deleted at cancellation)")
-        elif run < 0:
-            stats.add("jobs skipped (unknown run time)")
-            continue
-        if procs == -1:
-            stats.add("jobs skipped (unknown processor count)")
-            continue
-        if procs == 0:
-            raise field_error(path, number, obj, _field(4), parts[4], "must be positive: a job that ran used at least one processor")
-        if not float(procs).is_integer():
-            raise field_error(path, number, obj, _field(4 if allocated != -1 else 7), parts[4 if allocated != -1 else 7], "must be an integer")
-        if status == FAILED:
-            stats.add("failed jobs (replayed for their run time)")
-        elif status == CANCELLED and run > 0:
-            stats.add("jobs cancelled while running (replayed for their run time)")
-        jobs.submit.append(submit)
-        jobs.run.append(run)
-        jobs.wait.append(wait)
-        jobs.procs.append(int(procs))
-        jobs.number.append(int(job_no))
-        jobs.queue.append(int(queue))
-        jobs.end.append(end)
-        jobs.line.append(number)
-    return header, jobs
+    """The header and the jobs to replay (``swf_parse``): decoded over columns when the file is
+    plainly good (``swf_columns``), else line by line, which names the first bad line."""
+    if os.environ.get(REFERENCE_LOADER) != "1":
+        parsed = parse_columns(path, options, stats)
+        if parsed is not None:
+            return parsed
+    return parse_lines(path, options, stats)
 
 
 def cluster_shape(header: Header, options: ImportOptions, path: str) -> tuple[int, int]:
@@ -298,16 +171,15 @@ def read(sources: list[str], options: ImportOptions, stats: Stats, until_ms: int
     n = len(jobs)
     submit = jobs.submit
     order: object = range(n)
-    if any(submit[i] < submit[i - 1] for i in range(1, n)):
-        import numpy as np
-
-        order = np.argsort(np.frombuffer(submit, dtype=np.float64), kind="stable").tolist()
+    submit_s = np.frombuffer(submit, dtype=np.float64)
+    if bool((submit_s[1:] < submit_s[:-1]).any()):
+        order = np.argsort(submit_s, kind="stable").tolist()
     used: dict[int, int] = {}
     deletes: list[tuple[float, int, list[tuple[str, str]]]] = []
-    too_big = sum(1 for i in range(n) if jobs.procs[i] > capacity)
+    too_big = int(np.count_nonzero(np.frombuffer(jobs.procs, dtype=np.int64) > capacity))
     cut_s = None if until_ms is None else until_ms / 1000
     timed = False  # a job with a run time (a duration) has been written
-    left: object = ()  # the jobs the cut leaves out (counted, not written)
+    left: Sequence[int] = ()  # the jobs the cut leaves out (counted, not written)
     for k, i in enumerate(order):
         at = submit[i]
         if cut_s is not None and at >= cut_s and timed:
@@ -338,10 +210,10 @@ def read(sources: list[str], options: ImportOptions, stats: Stats, until_ms: int
         if cut_s is not None and item[0] >= cut_s and timed:
             break
         yield from _deletes(item)
-    for i in left:  # the counts of the whole import
-        stats.add("jobs")
-        stats.add("pods", -(-jobs.procs[i] // pod_size))
-    demand = sum(jobs.procs[i] * jobs.run[i] for i in range(n) if jobs.run[i] > 0)
+    if len(left):  # the counts of the whole import
+        stats.add("jobs", len(left))
+        stats.add("pods", int((-(-np.frombuffer(jobs.procs, dtype=np.int64)[list(left)] // pod_size)).sum()))
+    demand = sum(p * r for p, r in zip(jobs.procs, jobs.run) if r > 0)  # (in file order: the float sum as it always was)
     stats.offered_load(demand, capacity, min(submit, default=0.0), max(submit, default=0.0), "GPU" if resource == "gpu" else "core")
     if too_big:
         stats.note(f"{too_big} jobs ask for more processors than the cluster has ({capacity}): they never start")
