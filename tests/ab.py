@@ -10,11 +10,10 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from builders import SRC, create, delete, make_group, make_node, make_spec, make_trace, patch
+from builders import SRC, create, delete, load_generated, make_group, make_node, make_spec, make_trace, patch
 
 from gangsim.api.objects import Pod, PodSpec
-from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, generate, write_jsonl
+from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.report import build_report, write_report
 from gangsim.sim.replay import replay
 
@@ -25,9 +24,30 @@ SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "share
 
 def generated_trace(path: Path, spec: GeneratorSpec, *, horizon_ms: int):
     """``spec``'s generated trace, written to ``path`` and loaded, replayed until ``horizon_ms``."""
-    with path.open("wb") as out:
-        write_jsonl(generate(spec), out)
-    return replace(load_trace([path]), horizon_ms=horizon_ms)
+    return replace(load_generated(spec, path), horizon_ms=horizon_ms)
+
+
+def rigid_jobs(path: Path, seed: int, pools: tuple[PoolSpec, ...], *, priorities: int, horizon_h: float, **shape):
+    """Rigid jobs (no PodGroup policy: under ``pod`` scheduled pod by pod, broken at the
+    rendezvous timeout, recreated, and retried on every release) of ``shape`` (``GeneratorSpec``'s
+    jobs, gang and pod sizes, node failures) on ``pools``, arriving within 2 hours, median 30
+    minutes, replayed for ``horizon_h`` hours. One priority class, or with ``priorities=2``
+    40 % high (1000) that preempt 60 % low."""
+    classes = (("only", 0, 1.0),) if priorities == 1 else (("low", 0, 0.6), ("high", 1000, 0.4))
+    spec = GeneratorSpec(seed=seed, pools=pools, hours=2, priorities=classes, duration_median_s=1800, gang_policy=False, **shape)
+    return generated_trace(path, spec, horizon_ms=int(horizon_h * 3_600_000))
+
+
+def congested_rigid_jobs(tmp_path: Path, seed: int, *, priorities: int):
+    """Rigid jobs of 1–48 pods of 1–8 GPUs on 250 nodes of two sizes, three of which fail,
+    replayed for 5 hours, 10 % of the nodes scored (100 rows a search): runs' passes meet full
+    nodes (failing rows in the window), releases, node losses and preemptions."""
+    trace = rigid_jobs(
+        tmp_path / f"congested-{seed}-{priorities}.jsonl", seed, (PoolSpec("big", 170, gpus=8), PoolSpec("small", 80, cpu=32, memory_gi=256, gpus=4)),
+        priorities=priorities, horizon_h=5, jobs=70, gang_sizes=((1, 0.2), (8, 0.3), (24, 0.3), (48, 0.2)),
+        gpus_per_pod=((1, 0.4), (2, 0.3), (4, 0.2), (8, 0.1)), node_failures=3,
+    )  # fmt: skip
+    return replace(trace, config=trace.config.with_changes(percentage_of_nodes_to_score=10))
 
 
 def report_bytes(trace, policy: str, out: Path, *, seed: int | None = None, counters: dict | None = None, **changes) -> dict[str, bytes]:

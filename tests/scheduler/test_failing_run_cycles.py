@@ -9,13 +9,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ab import report_bytes
+from ab import congested_rigid_jobs, report_bytes
 from gangsim.scheduler.fastpath import run_pass
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.framework.preemption import evaluator
 from gangsim.scheduler.framework.types import Diagnosis
 from gangsim.sim.replay import replay
-from tests.scheduler.test_run_passes import _congested
 
 
 def _strategy(memo: list | None, codes: np.ndarray, nodes: int) -> evaluator.PodStrategy:
@@ -33,7 +32,7 @@ def test_among_equals_reuses_the_message_of_the_same_counts_only():
 
 
 def test_congested_runs_take_the_shortcuts_and_write_the_reference_report(tmp_path, monkeypatch):
-    trace = _congested(tmp_path, 1, priorities=1)
+    trace = congested_rigid_jobs(tmp_path, 1, priorities=1)
     fired = {"plan": 0, "message": 0}
     seen = {"entry": None, "looked": False, "rendered": 0}
     real_plan, real_entry, real_flat = run_pass.plan, SignatureCache.entry, np.flatnonzero

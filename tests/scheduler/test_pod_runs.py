@@ -14,18 +14,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import SRC, create, delete, load_generated, make_job, make_node, make_trace, patch
+from builders import SRC, create, delete, make_job, make_node, make_trace, patch
 from gangsim.api.config import FastPath, Profile, SchedulerConfig
 from gangsim.api.objects import Pod
 from gangsim.explain import explain
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec
+from gangsim.load.generate import PoolSpec
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.framework.types import QueueLocation
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.sim.cluster import Cluster
 from gangsim.sim.replay import replay
-from ab import SHARED, report_bytes
+from ab import SHARED, report_bytes, rigid_jobs
 
 HPC2N = SHARED / "pwa-hpc2n-2002-head" / "hpc2n.swf"
 OFF = {
@@ -41,23 +41,12 @@ def _report_bytes(trace, out: Path, seed: int | None = None, policy: str = "pod"
 
 
 def _congested(tmp_path: Path, seed: int, *, priorities: int):
-    """Rigid jobs of 1–16 pods (mostly whole 8-GPU nodes) arriving within 2 hours on 12 nodes,
-    two of which fail, replayed for 6 hours: under ``pod`` they are scheduled pod by pod, break
-    at the rendezvous timeout and are recreated, and wait retried on every release. With two
-    priorities the high ones preempt the low ones."""
-    spec = GeneratorSpec(
-        seed=seed,
-        pools=(PoolSpec("a", 12, gpus=8),),
-        jobs=40,
-        hours=2,
-        gang_sizes=((1, 0.2), (4, 0.3), (8, 0.3), (16, 0.2)),
-        gpus_per_pod=((8, 0.6), (4, 0.2), (2, 0.2)),
-        priorities=(("only", 0, 1.0),) if priorities == 1 else (("low", 0, 0.6), ("high", 1000, 0.4)),
-        duration_median_s=1800,
-        gang_policy=False,
-        node_failures=2,
-    )
-    return replace(load_generated(spec, tmp_path / f"congested-{seed}-{priorities}.jsonl"), horizon_ms=6 * 3_600_000)
+    """Rigid jobs of 1–16 pods (mostly whole 8-GPU nodes) on 12 nodes, two of which fail,
+    replayed for 6 hours (``ab.rigid_jobs``). With two priorities the high ones preempt the low ones."""
+    return rigid_jobs(
+        tmp_path / f"congested-{seed}-{priorities}.jsonl", seed, (PoolSpec("a", 12, gpus=8),), priorities=priorities, horizon_h=6,
+        jobs=40, gang_sizes=((1, 0.2), (4, 0.3), (8, 0.3), (16, 0.2)), gpus_per_pod=((8, 0.6), (4, 0.2), (2, 0.2)), node_failures=2,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("priorities", [1, 2])

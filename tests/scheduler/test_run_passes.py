@@ -15,18 +15,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks import shapes
-from builders import SRC, create, delete, load_generated, make_job, make_node, make_spec, make_trace, placements
+from builders import SRC, create, delete, make_job, make_node, make_spec, make_trace, placements
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.api.objects import Pod, TopologySpreadConstraint
 from gangsim.api.selectors import LabelSelector
 from gangsim.load import load_trace
-from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler.fastpath.signatures import SignatureCache
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.sim.replay import replay
 from tests.golden.cases import SHARED
-from ab import report_bytes
+from ab import congested_rigid_jobs, report_bytes
 
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 OFF = {
@@ -65,31 +64,10 @@ def test_scheduling_basic_writes_the_same_report(seed, percentage, tmp_path):
     _same_reports(trace, tmp_path, seed)
 
 
-def _congested(tmp_path: Path, seed: int, *, priorities: int):
-    """Rigid jobs of 1–48 pods of 1–8 GPUs on 250 nodes of two sizes, three of which fail,
-    arriving within 2 hours and replayed for 5 hours, 10 % of the nodes scored (100 rows a
-    search): the runs' passes meet full nodes (failing rows in the window), releases, node
-    losses and preemptions."""
-    spec = GeneratorSpec(
-        seed=seed,
-        pools=(PoolSpec("big", 170, gpus=8), PoolSpec("small", 80, cpu=32, memory_gi=256, gpus=4)),
-        jobs=70,
-        hours=2,
-        gang_sizes=((1, 0.2), (8, 0.3), (24, 0.3), (48, 0.2)),
-        gpus_per_pod=((1, 0.4), (2, 0.3), (4, 0.2), (8, 0.1)),
-        priorities=(("only", 0, 1.0),) if priorities == 1 else (("low", 0, 0.6), ("high", 1000, 0.4)),
-        duration_median_s=1800,
-        gang_policy=False,
-        node_failures=3,
-    )
-    trace = load_generated(spec, tmp_path / f"congested-{seed}-{priorities}.jsonl")
-    return _with(replace(trace, horizon_ms=5 * 3_600_000), percentage_of_nodes_to_score=10)
-
-
 @pytest.mark.parametrize("priorities", [1, 2])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_congested_rigid_jobs_write_the_same_report(seed, priorities, tmp_path):
-    trace = _congested(tmp_path, seed, priorities=priorities)
+    trace = congested_rigid_jobs(tmp_path, seed, priorities=priorities)
     log = replay(trace, "pod", seed=seed)
     assert log.counters["run_pass_pods"] >= 150  # the shortcut is exercised
     if priorities == 2:
