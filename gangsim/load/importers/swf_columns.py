@@ -1,11 +1,11 @@
 """``swf_parse.parse_lines`` over columns (issue 16, RICC: 5.2 s of a 10 s three-day replay was
 the line-by-line parse of the whole 447,794-job log).
 
-The file is decoded as it is read; its lines are sorted into header and job lines by the
-same rules and in the same order as the reference (a blank line is skipped, a line starting with
-``;`` is a header line, ``--limit`` stops at its first job line past the limit). The job lines
-are split and converted by Polars ``CHUNK`` lines at a time, and each job is sorted into kept or skipped with numpy
-masks, by the reference's rules in the reference's order of checks.
+The file is decoded as it is read; its lines are sorted into header and job lines by the same
+rules and in the same order as the reference (a blank line is skipped, a line starting with ``;``
+is a header line, ``--limit`` stops at its first job line past the limit). The job lines are
+split and converted by Polars ``CHUNK`` lines at a time, and each job is sorted into kept or
+skipped with numpy masks, by the reference's rules in the reference's order of checks.
 
 It declines (returns None; the reference parse then runs and reports what it finds) whenever
 anything is not plainly good, so it never has to name an error itself:
