@@ -4,9 +4,10 @@
 
 Run as a script (never imported by gangsim): its directory, not the repository, is ``sys.path[0]``,
 so ``gangsim`` is whichever tree ``PYTHONPATH`` names — the working tree or the ``--baseline``
-worktree. It calls gangsim's own entry point (``gangsim.cli.main``, the console script) after
-wrapping three functions of ``gangsim.pipeline`` with a clock: ``load`` (read + decode the trace,
-importers included), ``replay_policy`` (the replay) and ``build_report`` (the report tables).
+worktree. It calls gangsim's own entry point (``gangsim.cli.main``, and leaves as the console
+script does: ``gangsim.cli.exit_now`` where the tree has it) after wrapping three functions of
+``gangsim.pipeline`` with a clock: ``load`` (read + decode the trace, importers included),
+``replay_policy`` (the replay) and ``build_report`` (the report tables).
 The wrappers return what they wrap, so stdout and ``--out`` are byte-identical to ``gangsim``'s.
 On exit one line on stderr: ``gangsim-bench: phases {JSON}`` with the seconds of each phase seen
 (a tree whose pipeline has no such function simply reports fewer phases) and ``startup_s``,
@@ -62,20 +63,27 @@ def _with_heartbeat(inner, kwargs: dict) -> dict:
 def main(argv: list[str]) -> None:
     import orjson
 
-    from gangsim import pipeline
-    from gangsim.cli import main as cli_main
+    from gangsim import cli, pipeline
 
     phases: dict[str, float] = {"startup_s": time.perf_counter() - T0}
     _timed(pipeline, "load", "load_s", phases)
     _timed(pipeline, "replay_policy", "replay_s", phases, _with_heartbeat)
     _timed(pipeline, "build_report", "report_s", phases)
     sys.argv = ["gangsim", *argv]
+    code: object = 0
     try:
-        cli_main()
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code
     finally:
         phases["total_s"] = time.perf_counter() - T0
         sys.stderr.write(f"{PREFIX} phases {orjson.dumps(phases).decode()}\n")
         sys.stderr.flush()
+    # leave as the console script does: a tree with ``cli.exit_now`` skips the teardown
+    exit_now = getattr(cli, "exit_now", None)
+    if exit_now is not None:
+        exit_now(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
