@@ -59,7 +59,8 @@ PACKAGE_RULES: dict[str, set[str]] = {
     "errors": set(),
     "api": set(),
     "columns": set(),
-    "eventlog": {"api", "columns"},
+    "aggregation": set(),  # the event log's similar-events window and failure streaks
+    "eventlog": {"api", "columns", "aggregation"},
     "load": {"api", "errors"},
     "scheduler": {"api", "eventlog", "errors"},
     "sim": {"api", "eventlog", "errors", "scheduler"},
@@ -89,6 +90,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "errors": set(),
     "api": set(),
     "columns": set(),
+    "aggregation": set(),
     "eventlog": set(),
     "load": {"yaml", "orjson", "numpy"},
     "scheduler": {"numpy"},  # never typer, rich or polars (STYLE §9)

@@ -166,6 +166,12 @@ class FastPath:
     # something else touches it, at a flush that finds it due, or at the end of the replay
     # (``queue.sleepers``, ``fastpath.bulk``; needs repeated_attempts and failure_streaks)
     bulk_retries: bool = True
+    # (issue 16, RICC-gang) a failure streak's pods that fail again with other messages (the node
+    # counts of a FitError change with every release), where each pod's similar-events window is
+    # full (client-go combined its messages) and open: the new messages are aggregated away like
+    # repeats, so the attempt is recorded in the streak too (``EventLog.fail_anew``), not pod by
+    # pod (needs failure_streaks)
+    renewed_failures: bool = True
 
 
 @dataclass(frozen=True, slots=True)

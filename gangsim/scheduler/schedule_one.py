@@ -150,7 +150,7 @@ def _fail_together(h: SchedulerHandle, fw: Framework, memo: RepeatedFailures, st
     message = memo.fit_error_message(num_nodes, diagnosis)
     infos, messages = tuple(pods), (message,) * len(pods)
     streaks = fw.fast_path.failure_streaks
-    if not (streaks and h.cluster.failed_again(run.failures, infos, messages)):
+    if not (streaks and h.cluster.failed_again(run.failures, infos, messages, renew=fw.fast_path.renewed_failures)):
         now = h.cluster.now
         for p in pods:  # as the reference path records each pod's cycle, in order
             h.cluster.attempted(p)

@@ -504,7 +504,7 @@ def repeats_last_failure(
         return False
     if not cleared and any(p.nominated_row != NO_NODE for p in pending):
         return False
-    return h.cluster.failed_again(st.failures, pending, messages)
+    return h.cluster.failed_again(st.failures, pending, messages, renew=h.config.effective_fast_path.renewed_failures)
 
 
 def record_failures(h: SchedulerHandle, attempted: list[PodInfo], pending: tuple[PodInfo, ...], messages: tuple[str, ...], nominations: dict[int, int] | None) -> None:

@@ -146,14 +146,13 @@ class Cluster:
         self.scheduler.run_cycles()
 
     def attempted(self, info: PodInfo) -> None:
-        sp = self.by_uid.get(info.uid)
-        if sp is not None:
+        if (sp := self.by_uid.get(info.uid)) is not None:
             self.log.pods.scheduling_attempts[sp.row] += 1
         self.attempt_started(info.key)
 
     def gated(self, info: PodInfo, message: str) -> None:
-        sp = self.by_uid.get(info.uid)
-        if sp is not None:
+        """The pod's waiting reason is ``message`` (PreEnqueue's; ``scheduling_failed``: its last failure's)."""
+        if (sp := self.by_uid.get(info.uid)) is not None:
             self.log.pods.waiting_reason[sp.row] = message
 
     def group_attempted(self, key: str, times: int = 1) -> None:
@@ -163,9 +162,7 @@ class Cluster:
         self.attempt_started(key)  # (once: it marks the open decisions of ``key`` attempted)
 
     def scheduling_failed(self, info: PodInfo, message: str) -> None:
-        sp = self.by_uid.get(info.uid)
-        if sp is not None:
-            self.log.pods.waiting_reason[sp.row] = message
+        self.gated(info, message)
         self.attempt_finished(info.key, bound=False)
 
     def failures_recorded(self, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, peelable: bool = False) -> FailureRun:
@@ -175,15 +172,18 @@ class Cluster:
         streak = self.log.open_streak(self.now, "Pod", EventReason.FAILED_SCHEDULING, tuple(i.key for i in infos), messages, rows, peelable=peelable)
         return FailureRun(infos, streak)
 
-    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True) -> bool:
+    def failed_again(self, run: FailureRun | None, infos: tuple[PodInfo, ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True, renew: bool = False) -> bool:
         """Record ``times`` attempts (``EventLog.fail_again``: from ``at_ms``, default now) of ``infos`` failing each again with its message of ``run``, when nothing else
         happened to them since (the streak is live; of a peelable one, the pods still in it) and no preemption waits on their attempts (nor ``also``'s): what
-        ``attempted``, the aggregated event and ``scheduling_failed`` would record for each, in O(1). False (nothing recorded) otherwise; ``record=False``: only say."""
+        ``attempted``, the aggregated event and ``scheduling_failed`` would record for each, in O(1). False (nothing recorded) otherwise; ``record=False``: only say.
+        ``renew`` (``FastPath.renewed_failures``): one attempt now with other ``messages`` is recorded too where ``EventLog.fail_anew`` can."""
         if run is None or not run.streak.live:
             return False
         streak, k = run.streak, run.streak.start
-        if streak.messages[k:] != messages or run.infos[k:] != infos or not self.in_vain.idle_for(streak.objs[k:] + also):
+        if run.infos[k:] != infos or not self.in_vain.idle_for(streak.objs[k:] + also):
             return False
+        if streak.messages[k:] != messages:
+            return renew and record and times == 1 and at_ms is None and self.log.fail_anew(streak, self.now, messages)
         if record:
             self.log.fail_again(streak, self.now if at_ms is None else at_ms, times=times, last_ms=last_ms, max_gap_ms=max_gap_ms)
         return True

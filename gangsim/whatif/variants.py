@@ -70,6 +70,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-streak-peel": {"fast_path.streak_peel": False},
     "no-bulk-retries": {"fast_path.bulk_retries": False},
     "no-permit-counts": {"fast_path.permit_counts": False},
+    "no-renewed-failures": {"fast_path.renewed_failures": False},
 }
 
 

@@ -37,6 +37,7 @@ OFF = {
     "no-gated-prefix": {"fast_path": FastPath(gated_prefix=False)},
     "no-sibling-activation": {"fast_path": FastPath(sibling_activation=False)},
     "no-permit-counts": {"fast_path": FastPath(permit_counts=False)},
+    "no-renewed-failures": {"fast_path": FastPath(renewed_failures=False)},
     "no-counted-searches": {"fast_path": FastPath(counted_searches=False)},
     "no-batching": {"opportunistic_batching": False},
 }

@@ -159,13 +159,14 @@ class ClusterAPI(Protocol):
         ``peelable``: the token stays good for the pods left after the first ones went one by
         one, each with an event of its own (``FastPath.streak_peel``)."""
 
-    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True) -> bool:
+    def failed_again(self, token: object, pods: tuple["PodInfo", ...], messages: tuple[str, ...], *, times: int = 1, at_ms: int | None = None, last_ms: int | None = None, max_gap_ms: int = 0, also: tuple[str, ...] = (), record: bool = True, renew: bool = False) -> bool:
         """Record an attempt in which each of ``pods`` failed again with its message at ``token``
         as those three calls per pod would, in O(1), when that is exact; False: nothing recorded.
         ``times`` such attempts, the first at ``at_ms`` (default now), the last at ``last_ms``,
         at most ``max_gap_ms`` apart after the first (``FastPath.bulk_retries``); ``also``:
         objects (a PodGroup's key) no preemption may wait on either; ``record=False``: only say
-        whether it would record them."""
+        whether it would record them. ``renew`` (``FastPath.renewed_failures``): also one attempt
+        now with other ``messages``, when the events would aggregate them away."""
 
 
 @dataclass(frozen=True, slots=True)
