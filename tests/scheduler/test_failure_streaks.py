@@ -87,13 +87,11 @@ def test_churning_gangs_record_new_messages_in_the_streak_with_the_same_bytes(se
         assert on == _report_bytes(trace, "gang", tmp_path / "ref", opportunistic_batching=False)
 
 
-def test_a_renewed_failure_does_no_per_pod_work(tmp_path, monkeypatch):
-    """The guard for ``renewed_failures``: each attempt recorded with new messages in the streak
-    takes at least a 2-pod gang's per-pod records (attempt counter, event, waiting reason) off
-    what the same replay does without it."""
-    trace = _churning_gangs(tmp_path, 1)
+def _count_per_pod_records(monkeypatch) -> Counter[str]:
+    """Counts of the per-pod records of failed attempts from now on: ``Cluster.attempted``,
+    ``Cluster.scheduling_failed`` and FailedScheduling events."""
     calls: Counter[str] = Counter()
-    attempted, failed = Cluster.attempted, Cluster.scheduling_failed
+    attempted, failed, event = Cluster.attempted, Cluster.scheduling_failed, EventLog.event
 
     def count_attempted(self, info):
         calls["attempted"] += 1
@@ -103,12 +101,28 @@ def test_a_renewed_failure_does_no_per_pod_work(tmp_path, monkeypatch):
         calls["scheduling_failed"] += 1
         failed(self, info, message)
 
+    def count_event(self, t_ms, kind, obj, node, reason, message="", **kw):
+        if reason == EventReason.FAILED_SCHEDULING:
+            calls["failed_scheduling_events"] += 1
+        event(self, t_ms, kind, obj, node, reason, message, **kw)
+
     monkeypatch.setattr(Cluster, "attempted", count_attempted)
     monkeypatch.setattr(Cluster, "scheduling_failed", count_failed)
+    monkeypatch.setattr(EventLog, "event", count_event)
+    return calls
+
+
+def test_a_renewed_failure_does_no_per_pod_work(tmp_path, monkeypatch):
+    """The guard for ``renewed_failures``: each attempt recorded with new messages in the streak
+    takes at least a 2-pod gang's per-pod records (attempt counter, event, waiting reason) off
+    what the same replay does without it."""
+    trace = _churning_gangs(tmp_path, 1)
+    calls = _count_per_pod_records(monkeypatch)
     renewed = replay(trace, "gang").counters["failures_renewed"]
-    on, calls = calls, Counter()
+    on = Counter(calls)
+    calls.clear()
     replay(trace, "gang", config=trace.config.with_changes(fast_path=FastPath(renewed_failures=False)))
-    for name in ("attempted", "scheduling_failed"):
+    for name in ("attempted", "scheduling_failed", "failed_scheduling_events"):
         assert calls[name] - on[name] >= 2 * renewed > 0, name
 
 
@@ -135,25 +149,7 @@ def test_a_repeated_group_failure_does_no_per_pod_work(tmp_path, monkeypatch):
     the per-pod records (attempt counter, FailedScheduling event, waiting reason) are touched only
     by the attempts that did not: at most ``MAX_GANG`` pods each. Recording a repeat pod by pod
     again would touch ~11 pods per failed attempt here, and fails this."""
-    calls: Counter[str] = Counter()
-    attempted, failed, event = Cluster.attempted, Cluster.scheduling_failed, EventLog.event
-
-    def count_attempted(self, info):
-        calls["attempted"] += 1
-        attempted(self, info)
-
-    def count_failed(self, info, message):
-        calls["scheduling_failed"] += 1
-        failed(self, info, message)
-
-    def count_event(self, t_ms, kind, obj, node, reason, message="", **kw):
-        if reason == EventReason.FAILED_SCHEDULING:
-            calls["failed_scheduling_events"] += 1
-        event(self, t_ms, kind, obj, node, reason, message, **kw)
-
-    monkeypatch.setattr(Cluster, "attempted", count_attempted)
-    monkeypatch.setattr(Cluster, "scheduling_failed", count_failed)
-    monkeypatch.setattr(EventLog, "event", count_event)
+    calls = _count_per_pod_records(monkeypatch)
     log = replay(_stuck_gangs(tmp_path), "gang")
     attempts = sum(log.podgroup_attempts.values())
     failed_attempts = log.podgroup_attempts["unschedulable"]
