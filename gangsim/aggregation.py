@@ -22,11 +22,12 @@ COMBINED_PREFIX = "(combined from similar events): "
 @dataclass(slots=True, eq=False)
 class FailureStreak:
     """Attempts that failed each of ``objs`` again with the message of its last failure, word for
-    word (a stuck gang retried on a cluster that changed elsewhere). Such an event is aggregated
-    away (``EventLog.event``) and changes nothing but the time of the object's last failure (the
-    similar-events window) and, at its row of ``pods``, its attempt count: a streak keeps these once for
-    all its objects and ``EventLog.settle`` writes them onto each object when anything else
-    happens to one of them, and at the end of the replay."""
+    word (a stuck gang retried on a cluster that changed elsewhere), or with new messages that
+    its objects' combined similar-events windows take without an event (``fail_anew``). Such an
+    event is aggregated away (``EventLog.event``) and changes nothing but the time of the object's
+    last failure (the similar-events window) and, at its row of ``pods``, its attempt count: a
+    streak keeps these once for all its objects and ``EventLog.settle`` writes them onto each
+    object when anything else happens to one of them, and at the end of the replay."""
 
     kind: str
     reason: str

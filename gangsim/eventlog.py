@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
 from zlib import crc32
 
-from gangsim.aggregation import COMBINED_PREFIX, SIMILAR_EVENTS_INTERVAL_MS, SIMILAR_EVENTS_MAX, Aggregation, FailureStreak
+from gangsim.aggregation import COMBINED_PREFIX, SIMILAR_EVENTS_INTERVAL_MS, SIMILAR_EVENTS_MAX, Aggregation, FailureStreak  # noqa: F401 - the constants: read from here too
 from gangsim.columns import Coded, Strings
 
 
