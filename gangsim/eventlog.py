@@ -177,26 +177,56 @@ class PodLog:
         self._latest = array("q", [-1]) * 64
 
     def add(self, r: PodRecord) -> int:
+        """Append ``r`` as a row (its ``attempt`` as given); returns the row's index."""
+        row = self._append(r.pod, r.attempt, r.gang, r.namespace, r.gpus, r.priority, r.created_ms, r.milli_cpu, r.memory_bytes, r.gpu_milli_requested)
+        self.bound_ms[row] = _time(r.bound_ms)
+        self.node[row] = r.node
+        self.ended_ms[row] = _time(r.ended_ms)
+        self.end_reason[row] = _plain(r.end_reason)
+        self.scheduling_attempts[row] = r.scheduling_attempts
+        self.waiting_reason[row] = r.waiting_reason
+        self.devices[row] = r.devices
+        self.gpu_milli[row] = r.gpu_milli
+        return row
+
+    def created(self, pod: str, gang: str, namespace: str, gpus: int, priority: int, created_ms: int, milli_cpu: int, memory_bytes: int, gpu_milli_requested: int) -> tuple[int, int]:
+        """A new incarnation of ``pod``, created at ``created_ms`` and not yet bound or ended: its
+        row and its ``attempt`` (``next_attempt``). The simulator's one way to add a row: the name
+        is looked up once for both (``add`` takes the attempt as given)."""
+        name = pod.encode()
+        h = crc32(name)
+        attempt = self._attempt_after(name, h)
+        return self._append(pod, attempt, gang, namespace, gpus, priority, created_ms, milli_cpu, memory_bytes, gpu_milli_requested, name, h), attempt
+
+    def _append(
+        self, pod: str, attempt: int, gang: str, namespace: str, gpus: int, priority: int, created_ms: int, milli_cpu: int, memory_bytes: int,
+        gpu_milli_requested: int, name: bytes | None = None, h: int = 0,
+    ) -> int:
+        """A row with these values, unbound and not ended (``name``/``h``: ``pod`` encoded and its
+        CRC-32, when the caller has them)."""
         row = len(self.pod)
-        self.pod.append(r.pod)
-        self._note_latest(r.pod, row)
-        self.attempt.append(r.attempt)
-        self.gang.append(r.gang)
-        self.namespace.append(r.namespace)
-        self.gpus.append(r.gpus)
-        self.priority.append(r.priority)
-        self.created_ms.append(r.created_ms)
-        self.milli_cpu.append(r.milli_cpu)
-        self.memory_bytes.append(r.memory_bytes)
-        self.bound_ms.append(NO_TIME if r.bound_ms is None else r.bound_ms)  # (``_time`` inline: a row per pod)
-        self.node.append(r.node)
-        self.ended_ms.append(NO_TIME if r.ended_ms is None else r.ended_ms)
-        self.end_reason.append(_plain(r.end_reason))
-        self.scheduling_attempts.append(r.scheduling_attempts)
-        self.waiting_reason.append(r.waiting_reason)
-        self.devices.append(r.devices)
-        self.gpu_milli.append(r.gpu_milli)
-        self.gpu_milli_requested.append(r.gpu_milli_requested)
+        self.pod.append(pod)
+        if name is None:
+            name = pod.encode()
+            h = crc32(name)
+        self._note_latest(name, h, row)
+        self.attempt.append(attempt)
+        self.gang.append(gang)
+        self.namespace.append(namespace)
+        self.gpus.append(gpus)
+        self.priority.append(priority)
+        self.created_ms.append(created_ms)
+        self.milli_cpu.append(milli_cpu)
+        self.memory_bytes.append(memory_bytes)
+        self.bound_ms.append(NO_TIME)
+        self.node.append("")
+        self.ended_ms.append(NO_TIME)
+        self.end_reason.append("")
+        self.scheduling_attempts.append(0)
+        self.waiting_reason.append("")
+        self.devices.append("")
+        self.gpu_milli.append(0)
+        self.gpu_milli_requested.append(gpu_milli_requested)
         return row
 
     def _slot(self, name: bytes, h: int) -> int:
@@ -211,21 +241,24 @@ class PodLog:
             i = (i + 1) & mask
         return i
 
-    def _note_latest(self, pod: str, row: int) -> None:
+    def _note_latest(self, name: bytes, h: int, row: int) -> None:
+        """Row ``row`` is now the latest of the pod named ``name`` (UTF-8; ``h`` its CRC-32)."""
         if 2 * (row + 1) > len(self._latest):
             rows = [r for r in self._latest if r >= 0]
             self._latest = array("q", [-1]) * (4 * len(self._latest))
             for r in rows:
-                name = self.pod.raw(r)
-                self._latest[self._slot(name, crc32(name))] = r
-        name = pod.encode()
-        self._latest[self._slot(name, crc32(name))] = row
+                old = self.pod.raw(r)
+                self._latest[self._slot(old, crc32(old))] = r
+        self._latest[self._slot(name, h)] = row
 
     def next_attempt(self, pod: str) -> int:
         """The ``attempt`` of a new incarnation of ``pod``: one more than the latest row of that
         name's (0 for the first)."""
         name = pod.encode()
-        row = self._latest[self._slot(name, crc32(name))]
+        return self._attempt_after(name, crc32(name))
+
+    def _attempt_after(self, name: bytes, h: int) -> int:
+        row = self._latest[self._slot(name, h)]
         return 0 if row < 0 else self.attempt[row] + 1
 
     def bind(self, row: int, t_ms: int, node: str, devices: str, gpu_milli: int) -> None:

@@ -142,6 +142,9 @@ class FakeClusterAPI:
     cycles_requested: int = 0
     _uids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
+    def clock(self) -> int:
+        return self.now
+
     def next_uid(self) -> int:
         """Pod uids for pods a test builds itself, unique per cluster."""
         return next(self._uids)

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markdown import Markdown
 
 from gangsim import pipeline
 from gangsim.commands.common import duration_option, stdout_console, user_errors
@@ -60,4 +59,6 @@ def register(app: typer.Typer) -> None:
         elif fmt is OutputFormat.markdown:
             sys.stdout.write(render_markdown(doc))
         else:
+            from rich.markdown import Markdown  # (here: markdown-it and pygments cost every command ~40 ms)
+
             stdout_console().print(Markdown(render_markdown(doc)))

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 
 from gangsim.api.devices import GPU, format_ids, gpu_milli, requested_milli, share_per_device
 from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
 from gangsim.api.trace import Op, TraceEvent
-from gangsim.eventlog import EndReason, EventLog, EventReason, FailureStreak, GangState, PodRecord, VictimRecord
+from gangsim.eventlog import EndReason, EventLog, EventReason, FailureStreak, GangState, VictimRecord
 from gangsim.scheduler.framework.handle import Timer, Victim
 from gangsim.scheduler.framework.types import PodInfo
 from gangsim.scheduler.informer import Informer
@@ -72,6 +73,7 @@ class Cluster:
     def __init__(self, engine: Engine, log: EventLog) -> None:
         self.engine = engine
         self.log = log
+        self.clock: Callable[[], int] = partial(getattr, engine, "now")  # ``ClusterAPI.clock``: no Python frame per read
         self.scheduler: Informer  # set by ``attach``
         self.kubelets = Kubelets()
         self.nodes: dict[str, Node] = {}
@@ -479,8 +481,6 @@ class Cluster:
         if key in self.pods:
             return None  # validated at load; a Job index collision would land here
         uid = self._next_uid()
-        pods = self.log.pods
-        attempt = pods.next_attempt(key)  # recreated by its Job controller, or by name again
         spec = pod.spec
         now = self.now
         if self.scheduler.has_profile(spec.scheduler_name) or spec.node_name:
@@ -498,18 +498,11 @@ class Cluster:
         group = self.pod_groups.get(gang.key) if gang.kind == "PodGroup" else None
         if spec.rendezvous_timeout_ms is not None and (group is None or group.rendezvous_timeout_ms is None):
             gang.rendezvous_ms = spec.rendezvous_timeout_ms
-        row = pods.add(PodRecord(
-            pod=key,
-            attempt=attempt,
-            gang=gang.key if gang.kind != LONE else "",
-            namespace=pod.namespace,
-            gpus=gpus,
-            priority=spec.priority,
-            created_ms=now,
-            milli_cpu=requests.get("cpu", 0),
-            memory_bytes=requests.get("memory", 0),
-            gpu_milli_requested=requested_milli(requests, self._shares),
-        ))  # fmt: skip
+        # attempt: > 0 when recreated by its Job controller, or by name again
+        row, attempt = self.log.pods.created(
+            key, gang.key if gang.kind != LONE else "", pod.namespace, gpus, spec.priority, now,
+            requests.get("cpu", 0), requests.get("memory", 0), requested_milli(requests, self._shares),
+        )  # fmt: skip
         sp = SimPod(uid, pod, key, row, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
         self.pods[key] = sp
         self.by_uid[uid] = sp

@@ -3,7 +3,11 @@ hints and the unschedulable flush; activeQ's order (the QueueSort plugin's ``sor
 ``QueueLocation`` an entity is in after each operation, ``done``, ``activate``, ``move_entity``
 and ``move_for_plugins`` on a queue alone."""
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import NO_BACKOFF, create, events_of, make_node, make_pod, make_trace, pod_rows, run
 from gangsim.api.config import SchedulerConfig
@@ -35,6 +39,26 @@ def test_backoff_doubles_from_1s_capped_at_10s(count, want_ms):
     q, _ = queue()
     e = QueuedEntity("p", pods=[], attempts=count, unschedulable_count=count)
     assert q.backoff_duration(e) == want_ms
+
+
+def _upstream_backoff(initial_ms: int, max_ms: int, count: int) -> int:
+    """pkg/scheduler/backend/queue/backoff_queue.go ``calculateBackoffDuration``: double from the
+    initial duration, once per attempt after the first, stopping at the max."""
+    duration = initial_ms
+    for _ in range(1, count):
+        if duration > max_ms - duration:
+            return max_ms
+        duration += duration
+    return min(duration, max_ms)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 60_000), st.integers(0, 10**7), st.integers(1, 200), st.sampled_from([1, 2, 16, 100]))
+def test_backoff_is_upstreams_doubling(initial_ms, max_ms, count, size):
+    q, _ = queue(SchedulerConfig(pod_initial_backoff_ms=initial_ms, pod_max_backoff_ms=max_ms))
+    e = QueuedEntity("g", pods=[object()] * size, attempts=count, unschedulable_count=count)  # type: ignore[list-item]
+    cap = int(max_ms * math.sqrt(size)) if size > 1 else max_ms
+    assert q.backoff_duration(e) == _upstream_backoff(initial_ms, cap, count)
 
 
 def test_group_backoff_cap_scales_with_sqrt_of_size():

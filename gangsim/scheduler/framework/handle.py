@@ -114,6 +114,11 @@ class ClusterAPI(Protocol):
     @property
     def now(self) -> int: ...
 
+    def clock(self) -> int:
+        """``now`` as a callable, for the queue, which reads the time in every operation (the
+        cluster may make it cheaper than the property)."""
+        ...
+
     def call_at(self, t_ms: int, handler: Callable[[], None]) -> None:
         """Run ``handler`` at ``t_ms`` in the QUEUE phase (backoff and flush timers)."""
 
