@@ -82,7 +82,12 @@ class Strings:
         self.ends = array("q")
 
     def append(self, value: str) -> None:
-        self.data += value.encode()
+        self.data += value.encode()  # (``append_encoded`` inline: a row per event)
+        self.ends.append(len(self.data))
+
+    def append_encoded(self, value: bytes) -> None:
+        """Append a row given as its UTF-8 bytes."""
+        self.data += value
         self.ends.append(len(self.data))
 
     def raw(self, row: int) -> bytes:

@@ -140,6 +140,9 @@ def _plain(value: str) -> str:
     return value.value if isinstance(value, Enum) else value
 
 
+EMPTY = ("",)  # the known values of the columns a new row leaves empty
+
+
 class PodLog:
     """The pods table as columns, one row per pod incarnation in creation order (see the module
     docstring). ``add`` appends a row and returns its index; the simulator then writes the columns
@@ -164,12 +167,12 @@ class PodLog:
         self.milli_cpu = array("q")
         self.memory_bytes = array("q")
         self.bound_ms = array("q")
-        self.node = Coded()
+        self.node = Coded(EMPTY)  # ("": code 0, appended as such by ``_append``)
         self.ended_ms = array("q")
-        self.end_reason = Coded()
+        self.end_reason = Coded(EMPTY)  # ("": code 0, appended as such by ``_append``)
         self.scheduling_attempts = array("q")
         self.waiting_reason: list[str] = []
-        self.devices = Coded()
+        self.devices = Coded(EMPTY)  # ("": code 0, appended as such by ``_append``)
         self.gpu_milli = array("q")
         self.gpu_milli_requested = array("q")
         # the latest row of each pod name (``next_attempt``): an open-addressing hash table of
@@ -205,10 +208,10 @@ class PodLog:
         """A row with these values, unbound and not ended (``name``/``h``: ``pod`` encoded and its
         CRC-32, when the caller has them)."""
         row = len(self.pod)
-        self.pod.append(pod)
         if name is None:
             name = pod.encode()
             h = crc32(name)
+        self.pod.append_encoded(name)
         self._note_latest(name, h, row)
         self.attempt.append(attempt)
         self.gang.append(gang)
@@ -219,12 +222,12 @@ class PodLog:
         self.milli_cpu.append(milli_cpu)
         self.memory_bytes.append(memory_bytes)
         self.bound_ms.append(NO_TIME)
-        self.node.append("")
+        self.node.codes.append(0)  # "" (EMPTY)
         self.ended_ms.append(NO_TIME)
-        self.end_reason.append("")
+        self.end_reason.codes.append(0)
         self.scheduling_attempts.append(0)
         self.waiting_reason.append("")
-        self.devices.append("")
+        self.devices.codes.append(0)
         self.gpu_milli.append(0)
         self.gpu_milli_requested.append(gpu_milli_requested)
         return row

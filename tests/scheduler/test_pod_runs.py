@@ -233,3 +233,49 @@ def test_a_run_failing_again_does_no_per_pod_work(tmp_path, monkeypatch):
         assert calls[name] <= 0.2 * attempts, name
     for name in ("attempted", "scheduling_failed"):  # per pod only when a run's message changed
         assert calls[name] <= 0.35 * attempts, name
+
+
+# ---- the length of a run (MAX_RUN_PODS) --------------------------------------------------------
+def _longest_run(monkeypatch) -> Counter:
+    """The most pods any run held when a cycle popped it, over the test."""
+    seen: Counter[str] = Counter()
+    pop = SchedulingQueue.pop
+
+    def watching(self):
+        e = pop(self)
+        if e is not None:
+            seen["longest"] = max(seen["longest"], len(e.pods))
+        return e
+
+    monkeypatch.setattr(SchedulingQueue, "pop", watching)
+    return seen
+
+
+@pytest.mark.parametrize("cap", [2, 5])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_runs_cut_short_write_the_same_report(cap, seed, tmp_path, monkeypatch):
+    """A run is any grouping of adjacent alike entities, so where a long one is cut changes no
+    outcome: with runs capped at 2 or 5 pods (Jobs of 4–16 pods then make several runs, and
+    joins stop at the cap), the reports are the uncapped ones and the reference path's."""
+    from gangsim.scheduler.queue import pod_runs
+
+    trace = _congested(tmp_path, seed, priorities=2)
+    uncapped = _report_bytes(trace, tmp_path / "uncapped", seed)
+    longest = _longest_run(monkeypatch)
+    monkeypatch.setattr(pod_runs, "MAX_RUN_PODS", cap)
+    assert uncapped == _report_bytes(trace, tmp_path / "capped", seed)
+    assert longest["longest"] == cap  # runs reached the cap and never passed it
+    assert uncapped == _report_bytes(trace, tmp_path / "ref", seed, **OFF["no-batching"])
+
+
+def test_a_burst_longer_than_the_cap_is_cut_into_runs(monkeypatch):
+    """5,000 identical pods created at once (SchedulingBasic's shape) make runs of at most
+    ``MAX_RUN_PODS``: deleting a run's head pod moves at most that many list entries."""
+    from benchmarks import shapes
+    from gangsim.scheduler.queue.pod_runs import MAX_RUN_PODS
+
+    longest = _longest_run(monkeypatch)
+    log = replay(shapes.scheduling_basic(nodes=500, pods=5000), "pod")
+    assert MAX_RUN_PODS < 5000
+    assert longest["longest"] == MAX_RUN_PODS
+    assert sum(1 for r in range(len(log.pods)) if log.pods.node[r]) == 5000

@@ -16,6 +16,13 @@ from gangsim.api.config import SchedulerConfig
 from gangsim.scheduler.framework.types import PodInfo, PodRun, QueuedEntity, QueueLocation
 from gangsim.scheduler.queue.joined_runs import RunJoins
 
+# The most pods a run holds: a run is any grouping of adjacent alike entities (the reference path
+# has one per pod), so its length changes no outcome. But a pod leaving a run's head deletes
+# from the front of its lists, O(length): SB-50k's 50,000 pods created at once made one run,
+# and its ~5,500 passes moved 2 GB of list memory (7 % of the replay's instructions). Capped,
+# that cost is bounded; a Job's pods beyond it form the next run, and runs join up to it.
+MAX_RUN_PODS = 2048
+
 ACTIVE = QueueLocation.ACTIVE
 BACKOFF = QueueLocation.BACKOFF
 UNSCHEDULABLE = QueueLocation.UNSCHEDULABLE
@@ -43,13 +50,14 @@ class PodRunMoves:
         """A new pod's entity, added (``add``). With ``pod_runs`` a signable pod joins the run the
         last ``add_pod`` queued when on the reference path the two entities would be alike and
         adjacent: same spec object (so the same signature, priority and PreEnqueue verdict:
-        PreEnqueue reads a pod's spec and group only), same group key, nothing queued since, and
-        the run still as it was added (in activeQ, never attempted, timestamped now)."""
+        PreEnqueue reads a pod's spec and group only), same group key, nothing queued since, the
+        run still as it was added (in activeQ, never attempted, timestamped now) and shorter than
+        ``MAX_RUN_PODS``."""
         now = self._now()
         run = self._last_run
         if self._pod_runs and pod.signature and run is not None:
             last = run.pods[-1]
-            if last.spec is pod.spec and last.group_key == pod.group_key and run.seqs[-1] == self._seq and run.where == ACTIVE and run.attempts == 0 and run.timestamp_ms == now:
+            if len(run.pods) < MAX_RUN_PODS and last.spec is pod.spec and last.group_key == pod.group_key and run.seqs[-1] == self._seq and run.where == ACTIVE and run.attempts == 0 and run.timestamp_ms == now:
                 self._seq += 1
                 self.activation_epoch += 1
                 run.pods.append(pod)
@@ -198,11 +206,11 @@ class PodRunMoves:
         joins = self._joins
         assert joins is not None
         prev = joins.before(e)
-        if prev is not None and joins.alike(prev, e, self.backoff_duration, self.config.pod_max_backoff_ms):
+        if prev is not None and len(prev.pods) + len(e.pods) <= MAX_RUN_PODS and joins.alike(prev, e, self.backoff_duration, self.config.pod_max_backoff_ms):
             self._absorb(prev, e)
             e = prev
         nxt = joins.after(e)
-        if nxt is not None and joins.alike(e, nxt, self.backoff_duration, self.config.pod_max_backoff_ms):
+        if nxt is not None and len(e.pods) + len(nxt.pods) <= MAX_RUN_PODS and joins.alike(e, nxt, self.backoff_duration, self.config.pod_max_backoff_ms):
             self._absorb(e, nxt)
         joins.index(e)
 
