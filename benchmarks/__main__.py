@@ -26,7 +26,7 @@ from pathlib import Path
 
 import orjson
 
-from benchmarks import baseline, cases, inprocess, inputs
+from benchmarks import baseline, cases, inprocess, inputs, measure
 from benchmarks.measure import Context, measure_cli, measure_inprocess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,6 +92,8 @@ def _fmt(m: dict | None) -> str:
         return f"skipped: {m['note']}"
     if m["status"] != "ok":
         return f"{m['status']}: {m['note']} (RSS {m['peak_rss_mib']:.0f} MiB)"
+    if m.get("instructions") is not None:
+        return f"{m['instructions']:,} instructions"
     phase = f" (replay {m['replay_s']:.2f} s)" if m.get("replay_s") is not None else ""
     per = f" = {m['pods_per_s']:,.0f} pods/s" if m.get("pods_per_s") else ""
     per += f" = {m['ms_per_gang']:.3f} ms/gang" if m.get("ms_per_gang") else ""
@@ -104,7 +106,7 @@ def speedup(base: dict | None, now: dict, figure: str = "whole_s") -> tuple[floa
     ``whole_s`` for whole-process cases, ``replay_s`` (their timed part) for in-process ones."""
     if base is None or now["status"] != "ok" or not now[figure]:
         return None, None
-    if base["status"] == "ok" and base[figure] is not None:
+    if base["status"] == "ok" and base.get(figure) is not None:
         return round(base[figure] / now[figure], 2), None
     if base["status"] == "timeout":
         return None, round(base["whole_s"] / now[figure], 2)
@@ -116,12 +118,15 @@ def run_one(key: str, trees: list[baseline.Tree], ctx: Context) -> dict:
     cli = cases.BY_KEY.get(key)
     measured = {t.label: (measure_cli(cli, t, ctx) if cli else measure_inprocess(key, t, ctx)) for t in trees}
     now, base = measured["now"], measured.get("baseline")
-    fast, at_least = speedup(base, now, "whole_s" if cli else "replay_s")
+    fast, at_least = speedup(base, now, "instructions" if ctx.instructions else "whole_s" if cli else "replay_s")
     row = {"case": key, "kind": "whole-process" if cli else "in-process", "now": now, "baseline": base, "speedup": fast, "speedup_at_least": at_least}
     if cli:
         shortened = ctx.horizon is not None
         row.update(title=cli.title, policy=cli.policy, command=cli.command(ctx.horizon), today_issue16=cli.today, target=cli.target.text)
-        row["met"] = f"n/a (shortened: --horizon {ctx.horizon})" if shortened else ("yes" if cli.target.met(now) else "no")
+        if ctx.instructions:
+            row["met"] = "n/a (--instructions: counted under cachegrind, not timed)"
+        else:
+            row["met"] = f"n/a (shortened: --horizon {ctx.horizon})" if shortened else ("yes" if cli.target.met(now) else "no")
     else:
         case = inprocess.BY_KEY[key]
         row.update(title=case.title, policy=case.policy, command=f"python -m benchmarks {key}", today_issue16=None, target=case.target, met=None)
@@ -163,6 +168,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--data", type=Path, default=None, help="the traces-data directory (default: ../shared/traces-data)")
     ap.add_argument("--json", type=Path, default=Path(__file__).parent / "results.json")
     ap.add_argument("--list", action="store_true", help="list the cases and their commands, run nothing")
+    ap.add_argument("--instructions", action="store_true", help="count each whole-process case's instructions under valgrind's cachegrind (the same on every run) instead of timing it")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one in-process case here, print its row as JSON
     return ap.parse_args(argv)
 
@@ -188,7 +194,15 @@ def main(argv: list[str] | None = None) -> int:
             cli = cases.BY_KEY.get(key)
             print(f"{key:12} {'fast' if key in fast else 'long':4} {cli.command() if cli else inprocess.BY_KEY[key].title}")
         return 0
-    ctx = Context(data=args.data or inprocess.DATA, cache=args.cache_dir or inputs.default_cache_dir(), timeout_s=args.timeout or None, repeat=args.repeat, horizon=args.horizon)
+    if args.instructions:
+        if measure.valgrind() is None:
+            print("python -m benchmarks: error: --instructions needs valgrind (apt-get install valgrind)", file=sys.stderr)
+            return 2
+        inproc = [k for k in keys if k not in cases.BY_KEY]
+        if inproc:
+            print(f"python -m benchmarks: error: --instructions counts whole-process cases only, not {', '.join(inproc)}", file=sys.stderr)
+            return 2
+    ctx = Context(data=args.data or inprocess.DATA, cache=args.cache_dir or inputs.default_cache_dir(), timeout_s=args.timeout or None, repeat=args.repeat, horizon=args.horizon, instructions=args.instructions)
     here = baseline.current(ROOT)
     if args.baseline:
         try:

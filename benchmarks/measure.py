@@ -3,6 +3,8 @@ the same keys for every case (``None`` where a figure does not apply)."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -18,8 +20,14 @@ from benchmarks.cases import CliCase, Direct, Generated, Imported
 DRIVER = Path(__file__).resolve().parent / "driver.py"
 MEASUREMENT_KEYS = (
     "status", "whole_s", "startup_s", "load_s", "replay_s", "report_s", "peak_rss_mib", "cpu_s", "cores_used",
-    "sim_day_reached", "pods_per_s", "ms_per_gang", "import_s", "note",
+    "sim_day_reached", "pods_per_s", "ms_per_gang", "import_s", "instructions", "note",
 )  # fmt: skip
+# ``--instructions``: the case under valgrind's cachegrind, which counts the instructions the
+# process executes (its "I refs"): the same count on every run of the same code and input, where
+# this shared machine's times scatter ±20 %; the process then runs ~30× slower, so its times
+# say nothing
+CACHEGRIND = ("--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null")
+_I_REFS = re.compile(rb"I\s+refs:\s+([\d,]+)")
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,12 @@ class Context:
     timeout_s: float | None
     repeat: int = 1
     horizon: str | None = None  # replaces each whole-process case's --horizon (shortened runs)
+    instructions: bool = False  # count instructions under cachegrind (``CACHEGRIND``) instead of timing
+
+
+def valgrind() -> str | None:
+    """The ``valgrind`` executable ``--instructions`` needs (None: not installed)."""
+    return shutil.which("valgrind")
 
 
 def _blank(**known) -> dict:
@@ -75,6 +89,8 @@ def measure_cli(case: CliCase, tree: Tree, ctx: Context) -> dict:
     for _ in range(max(1, ctx.repeat)):
         with tempfile.TemporaryDirectory(prefix="gangsim-bench-out-") as tmp:
             argv = [sys.executable, str(DRIVER), *case.argv(trace, ctx.horizon, Path(tmp) / "out" if case.out else None)]
+            if ctx.instructions:
+                argv = [valgrind() or "valgrind", *CACHEGRIND, *argv]
             done = runner.run(argv, env=inputs.tree_env(tree.path), cwd=tree.path, timeout_s=ctx.timeout_s)
         rows.append(_figures(case, done, ctx))
         if done.status != "ok":
@@ -91,6 +107,9 @@ def _figures(case: CliCase, done: runner.Finished, ctx: Context) -> dict:
         replay_s=_r(ph.get("replay_s")), report_s=_r(ph.get("report_s")), peak_rss_mib=_r(done.peak_rss_mib, 1),
         cpu_s=_r(done.cpu_s), cores_used=done.cores_used, sim_day_reached=done.sim_day,
     )  # fmt: skip
+    if ctx.instructions:
+        counted = _I_REFS.findall(done.stderr)
+        row["instructions"] = int(counted[-1].replace(b",", b"")) if counted else None
     if done.status == "timeout":
         reached = f" (reached simulated day {done.sim_day})" if done.sim_day is not None else ""
         row["note"] = f"did not finish within {ctx.timeout_s:g} s{reached}"

@@ -295,3 +295,61 @@ def test_a_failing_case_is_a_failed_row_with_gangsims_message_and_exit_1(tmp_pat
 def test_a_baseline_that_is_no_commit_exits_2(capsys):
     assert bench.main(["B6", "--baseline", "no-such-rev-xyz"]) == 2
     assert "--baseline no-such-rev-xyz: not a commit of" in capsys.readouterr().err
+
+
+# ---- --instructions (cachegrind) ---------------------------------------------------------------
+def _fake_valgrind(tmp_path: Path, monkeypatch, refs: str) -> Path:
+    """A ``valgrind`` on PATH that runs the command after its options and says ``refs`` as
+    cachegrind ends its report (``==PID== I   refs:      N``)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "valgrind"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'while [ "${1#--}" != "$1" ]; do shift; done\n'  # the --options
+        '"$@"; code=$?\n'
+        f'echo "==42== I   refs:      {refs}" >&2\n'
+        "exit $code\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return fake
+
+
+def test_instructions_are_read_from_cachegrinds_report(tmp_path, monkeypatch):
+    fake = _fake_valgrind(tmp_path, monkeypatch, "1,234,567")
+    assert measure.valgrind() == str(fake)
+    row = measure.measure_cli(TINY, baseline.current(ROOT), _ctx(tmp_path, instructions=True))
+    assert row["status"] == "ok", row["note"]
+    assert row["instructions"] == 1_234_567
+    assert bench._fmt(row) == "1,234,567 instructions"
+
+
+def test_instructions_compare_the_trees_by_their_counts(tmp_path, monkeypatch):
+    monkeypatch.setattr(cases, "BY_KEY", {"tiny": TINY})
+    _fake_valgrind(tmp_path, monkeypatch, "2,000")
+    here = baseline.current(ROOT)
+    row = bench.run_one("tiny", [baseline.Tree("baseline", ROOT, "HEAD", here.commit), here], _ctx(tmp_path, instructions=True))
+    assert row["baseline"]["instructions"] == row["now"]["instructions"] == 2_000
+    assert row["speedup"] == 1.0 and row["met"].startswith("n/a (--instructions")
+
+
+def test_instructions_without_valgrind_or_for_in_process_cases_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(measure, "valgrind", lambda: None)
+    assert bench.main(["SB-50k", "--instructions", "--json", str(tmp_path / "r.json")]) == 2
+    assert "needs valgrind" in capsys.readouterr().err
+    monkeypatch.setattr(measure, "valgrind", lambda: "/usr/bin/valgrind")
+    assert bench.main(["B1", "--instructions", "--json", str(tmp_path / "r.json")]) == 2
+    assert "whole-process cases only, not B1" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(measure.valgrind() is None, reason="needs valgrind")
+def test_the_instruction_count_is_the_same_on_every_run(tmp_path):
+    """What makes the count worth having on a shared machine: two runs of the same case count
+    nearly the same instructions (the interpreter's hash seed and the allocator's addresses
+    move a few)."""
+    ctx = _ctx(tmp_path, instructions=True, timeout_s=600)
+    first, second = (measure.measure_cli(TINY, baseline.current(ROOT), ctx) for _ in range(2))
+    assert first["status"] == second["status"] == "ok", (first["note"], second["note"])
+    assert first["instructions"] > 10**9  # an interpreter with gangsim and Polars loaded
+    assert abs(first["instructions"] - second["instructions"]) < first["instructions"] / 200
