@@ -137,8 +137,9 @@ def print_row(row: dict, rev: str | None) -> None:
     line = f"{row['case']:12} {row['policy']:6} now {_fmt(row['now'])}"
     if rev is not None:
         line += f" | {rev}: {_fmt(row['baseline'])}"
+        counted = row["now"].get("instructions") is not None  # --instructions: the ratio of the counts
         if row["speedup"] is not None:
-            line += f" | {row['speedup']:.2f}x faster"
+            line += f" | {row['speedup']:.2f}x {'fewer instructions' if counted else 'faster'}"
         elif row["speedup_at_least"] is not None:
             line += f" | > {row['speedup_at_least']:.2f}x faster"
     line += f" | target {row['target']}" + (f": met {row['met']}" if row["met"] is not None else "")

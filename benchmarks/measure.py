@@ -23,9 +23,9 @@ MEASUREMENT_KEYS = (
     "sim_day_reached", "pods_per_s", "ms_per_gang", "import_s", "instructions", "note",
 )  # fmt: skip
 # ``--instructions``: the case under valgrind's cachegrind, which counts the instructions the
-# process executes (its "I refs"): the same count on every run of the same code and input, where
-# this shared machine's times scatter ±20 %; the process then runs ~30× slower, so its times
-# say nothing
+# process executes (its "I refs"): within ~50 M of each other on every run of the same code and
+# input (benchmarks/README.md), where this shared machine's times scatter ±20 %; the process
+# then runs ~30× slower, so its times say nothing
 CACHEGRIND = ("--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null")
 _I_REFS = re.compile(rb"I\s+refs:\s+([\d,]+)")
 
@@ -91,7 +91,10 @@ def measure_cli(case: CliCase, tree: Tree, ctx: Context) -> dict:
             argv = [sys.executable, str(DRIVER), *case.argv(trace, ctx.horizon, Path(tmp) / "out" if case.out else None)]
             if ctx.instructions:
                 argv = [valgrind() or "valgrind", *CACHEGRIND, *argv]
-            done = runner.run(argv, env=inputs.tree_env(tree.path), cwd=tree.path, timeout_s=ctx.timeout_s)
+            env = inputs.tree_env(tree.path)
+            if ctx.instructions:
+                env["PYTHONHASHSEED"] = "0"  # one iteration order of str-keyed sets and dicts
+            done = runner.run(argv, env=env, cwd=tree.path, timeout_s=ctx.timeout_s)
         rows.append(_figures(case, done, ctx))
         if done.status != "ok":
             break

@@ -325,13 +325,15 @@ def test_instructions_are_read_from_cachegrinds_report(tmp_path, monkeypatch):
     assert bench._fmt(row) == "1,234,567 instructions"
 
 
-def test_instructions_compare_the_trees_by_their_counts(tmp_path, monkeypatch):
+def test_instructions_compare_the_trees_by_their_counts(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cases, "BY_KEY", {"tiny": TINY})
     _fake_valgrind(tmp_path, monkeypatch, "2,000")
     here = baseline.current(ROOT)
     row = bench.run_one("tiny", [baseline.Tree("baseline", ROOT, "HEAD", here.commit), here], _ctx(tmp_path, instructions=True))
     assert row["baseline"]["instructions"] == row["now"]["instructions"] == 2_000
     assert row["speedup"] == 1.0 and row["met"].startswith("n/a (--instructions")
+    bench.print_row(row, "HEAD")
+    assert "now 2,000 instructions | HEAD: 2,000 instructions | 1.00x fewer instructions" in capsys.readouterr().out
 
 
 def test_instructions_without_valgrind_or_for_in_process_cases_exit_2(tmp_path, monkeypatch, capsys):
@@ -346,10 +348,10 @@ def test_instructions_without_valgrind_or_for_in_process_cases_exit_2(tmp_path, 
 @pytest.mark.skipif(measure.valgrind() is None, reason="needs valgrind")
 def test_the_instruction_count_is_the_same_on_every_run(tmp_path):
     """What makes the count worth having on a shared machine: two runs of the same case count
-    nearly the same instructions (the interpreter's hash seed and the allocator's addresses
-    move a few)."""
+    nearly the same instructions. What moves it is absolute, ~50 M a run (Polars' thread pool
+    starting up, addresses): 2 % of this tiny case, 0.2 % of SB-50k's 28 G."""
     ctx = _ctx(tmp_path, instructions=True, timeout_s=600)
     first, second = (measure.measure_cli(TINY, baseline.current(ROOT), ctx) for _ in range(2))
     assert first["status"] == second["status"] == "ok", (first["note"], second["note"])
     assert first["instructions"] > 10**9  # an interpreter with gangsim and Polars loaded
-    assert abs(first["instructions"] - second["instructions"]) < first["instructions"] / 200
+    assert abs(first["instructions"] - second["instructions"]) < 150_000_000
