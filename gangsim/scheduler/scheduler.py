@@ -119,7 +119,7 @@ class Scheduler:
         self._pre_enqueue_passed = config.effective_fast_path.pre_enqueue_passed and spec_only  # see pre_enqueue
         self.queue = SchedulingQueue(
             config,
-            now=cluster.clock if cluster is not None else (lambda: self.cluster.now),  # (tests build a scheduler without a cluster)
+            now=cluster.clock,
             is_stale=self.is_stale,
             wake_at=self._wake_at,
             pre_enqueue=self.pre_enqueue,

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from benchmarks import shapes
 from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace, run
+from fakes import FakeClusterAPI
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec, generate, write_jsonl
@@ -57,7 +58,7 @@ def test_every_switch_reaches_the_framework():
 
     def framework(**changes):
         config = SchedulerConfig().with_changes(**changes)
-        sched = Scheduler(config, POLICIES["gang"], ResourceIndex(()), cluster=None, log=EventLog())  # type: ignore[arg-type]
+        sched = Scheduler(config, POLICIES["gang"], ResourceIndex(()), cluster=FakeClusterAPI(), log=EventLog())
         return sched.frameworks["default-scheduler"]
 
     on = framework()

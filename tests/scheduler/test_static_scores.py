@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from benchmarks import shapes
 from builders import create, make_group, make_node, make_pod, make_trace, patch, placements
+from fakes import FakeClusterAPI
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.api.objects import Affinity, PreferredSchedulingTerm, Taint, Toleration
 from gangsim.api.selectors import NodeSelectorTerm, Requirement
@@ -101,7 +102,7 @@ def test_kept_static_scores_place_every_pod_as_the_reference(nodes, pods, update
 
 def test_the_switch_reaches_the_framework():
     def framework(**changes):
-        sched = Scheduler(SchedulerConfig().with_changes(**changes), POLICIES["pod"], ResourceIndex(()), cluster=None, log=EventLog())  # type: ignore[arg-type]
+        sched = Scheduler(SchedulerConfig().with_changes(**changes), POLICIES["pod"], ResourceIndex(()), cluster=FakeClusterAPI(), log=EventLog())
         return sched.frameworks["default-scheduler"]
 
     names = [p.NAME for p, _ in framework().scorers]

@@ -206,13 +206,18 @@ class PodRunMoves:
         joins = self._joins
         assert joins is not None
         prev = joins.before(e)
-        if prev is not None and len(prev.pods) + len(e.pods) <= MAX_RUN_PODS and joins.alike(prev, e, self.backoff_duration, self.config.pod_max_backoff_ms):
+        if prev is not None and self._joinable(prev, e):
             self._absorb(prev, e)
             e = prev
         nxt = joins.after(e)
-        if nxt is not None and len(e.pods) + len(nxt.pods) <= MAX_RUN_PODS and joins.alike(e, nxt, self.backoff_duration, self.config.pod_max_backoff_ms):
+        if nxt is not None and self._joinable(e, nxt):
             self._absorb(e, nxt)
         joins.index(e)
+
+    def _joinable(self, first: PodRun, then: PodRun) -> bool:
+        """``then`` (parked right after ``first`` in ``seq``) can join ``first``: alike, and the two
+        within ``MAX_RUN_PODS``."""
+        return len(first.pods) + len(then.pods) <= MAX_RUN_PODS and self._joins.alike(first, then, self.backoff_duration, self.config.pod_max_backoff_ms)  # type: ignore[union-attr]
 
     def _absorb(self, into: PodRun, other: PodRun) -> None:
         """``other`` (in the pool, after ``into`` in ``seq``) ends: its pods join ``into``."""
