@@ -172,6 +172,12 @@ class FastPath:
     # repeats, so the attempt is recorded in the streak too (``EventLog.fail_anew``), not pod by
     # pod (needs failure_streaks)
     renewed_failures: bool = True
+    # (issue 16, Gavel-gang) a single pod's failed pass that ``repeated_failure`` replayed, or any
+    # failed pass whose diagnosis is the one the last pod like it got on this cluster, takes that
+    # pod's PostFilter outcome from the plugins' repeaters (``RepeatablePostFilterPlugin``, one RNG
+    # draw each as a call makes) instead of asking them again (``RepeatedFailures.repeated_post_filter``;
+    # needs repeated_failure)
+    repeated_post_filter: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,12 +72,13 @@ def handle_fit_error(h: SchedulerHandle, fw: Framework, state: CycleState, e: Qu
     """No node fits: PostFilter (DefaultPreemption), then the failure handler."""
     num_nodes = h.snapshot.nodes.num_nodes
     nominated: int | None = None  # None = leave the nomination as it is
+    memo = fw.repeated_failures  # fast path: a replayed diagnosis renders the same message
     if num_nodes > 0:
-        res = fw.run_post_filter(state, pod, diagnosis)
+        repeat = memo.repeated_post_filter(state, pod, diagnosis, h.generation) if memo is not None and fw.fast_path.repeated_post_filter else None
+        res = repeat(1) if repeat is not None else fw.run_post_filter(state, pod, diagnosis)
         if res is not None:
             diagnosis.post_filter_msg = res.message
             nominated = res.nominated_row
-    memo = fw.repeated_failures  # fast path: a replayed diagnosis renders the same message
     message = fit_error_message(num_nodes, diagnosis) if memo is None else memo.fit_error_message(num_nodes, diagnosis)
     if nominated is not None and h.nominator.nominate(pod, nominated):
         h.bump()

@@ -592,6 +592,7 @@ class Scheduler:
             "doomed_passes": sum(fw.doomed_passes for fw in frameworks),
             "counted_passes": sum(fw.counted_passes for fw in frameworks),
             "repeated_failures": sum(fw.repeated_failures.replays for fw in frameworks if fw.repeated_failures is not None),
+            "post_filters_repeated": sum(fw.repeated_failures.post_filters_repeated for fw in frameworks if fw.repeated_failures is not None),
         }
 
     def check_invariants(self) -> None:

@@ -71,6 +71,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-bulk-retries": {"fast_path.bulk_retries": False},
     "no-permit-counts": {"fast_path.permit_counts": False},
     "no-renewed-failures": {"fast_path.renewed_failures": False},
+    "no-repeated-post-filter": {"fast_path.repeated_post_filter": False},
 }
 
 

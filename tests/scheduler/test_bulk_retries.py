@@ -32,7 +32,7 @@ OFF = {
     "no-repeated-attempts": {"fast_path": FastPath(repeated_attempts=False)},
     "no-batching": {"opportunistic_batching": False},
 }
-WORK = ("attempts_repeated", "attempts_slept", "batch_hits", "filter_rows_computed", "failures_repeated", "events_aggregated")
+WORK = ("attempts_repeated", "attempts_slept", "batch_hits", "filter_rows_computed", "failures_repeated", "events_aggregated", "post_filters_repeated")
 
 
 def _congested(tmp_path: Path, seed: int, *, priorities=(("only", 0, 1.0),), node_failures: int = 0, jobs: int = 40, hours: float = 2):

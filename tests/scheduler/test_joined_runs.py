@@ -222,7 +222,7 @@ def test_joined_runs_record_what_the_pods_would_one_by_one(nodes, bursts, seed, 
         trace_events.append(_relabelled(name, made[j], at) if kind == "update" else delete("Pod", name, at) if kind == "delete-pod" else delete("Job", made[j].name, at))
     trace = make_trace(*trace_events, horizon_s=2_400)
     on = replay(trace, "pod", seed=seed)
-    work = {"pod_run_attempts", "failures_repeated", "batch_hits", "filter_rows_computed"}  # work counters, not in reports (a joined run's pods may be replayed by counted_searches or run_pass, which ask the signature cache less)
+    work = {"pod_run_attempts", "failures_repeated", "batch_hits", "filter_rows_computed", "post_filters_repeated"}  # work counters, not in reports (a joined run's pods may be replayed by counted_searches or run_pass, which ask the signature cache less)
     for changes in ({"fast_path": FastPath(joined_runs=False, pre_enqueue_passed=False, streak_peel=False)}, {"opportunistic_batching": False}):
         off = replay(trace, "pod", seed=seed, config=SchedulerConfig(**changes))
         assert list(on.pods) == list(off.pods)

@@ -103,7 +103,7 @@ def _log_facts(log) -> tuple:
     """Everything a report is built from, except wall-clock timings and the work counters (a
     repeated attempt skips the Filter runs behind a FitError another group's attempt evicted from
     ``doomed_fit_error``'s one-entry cache: fewer rows computed and signature-cache hits)."""
-    counters = {k: v for k, v in log.counters.items() if k not in ("attempts_repeated", "attempts_slept", "batch_hits", "filter_rows_computed")}
+    counters = {k: v for k, v in log.counters.items() if k not in ("attempts_repeated", "attempts_slept", "batch_hits", "filter_rows_computed", "post_filters_repeated")}
     return (list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message, list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods), log.pods, log.gangs, log.victims, log.podgroup_attempts, counters)
 
 

@@ -37,7 +37,7 @@ OFF = {
 # refreshes the rows its pods took when the next pass asks, so the last pods' rows are never computed),
 # and the signature cache's hits (with the switch off, ``counted_searches`` replays some of the
 # run's passes, which ask the cache less often)
-WORK = {"run_pass_pods", "filter_rows_computed", "batch_hits"}
+WORK = {"run_pass_pods", "filter_rows_computed", "batch_hits", "post_filters_repeated"}
 
 
 def _report_bytes(trace, out: Path, seed: int | None = None, policy: str = "pod", **changes) -> dict[str, bytes]:

@@ -47,7 +47,9 @@ class RepeatedFailures:
         self._epoch: tuple = ()
         self._failed: dict[tuple, tuple[Diagnosis, int]] = {}  # key -> (diagnosis, rows evaluated)
         self._message: tuple | None = None  # (diagnosis, num_nodes, post_filter_msg, message)
+        self._post_filter: tuple | None = None  # (diagnosis, memo key, epoch, its repeater or None)
         self.replays = 0  # attempts decided here (not reported; the A/B tests read it)
+        self.post_filters_repeated = 0  # PostFilter calls answered by a kept repeater (``repeated_post_filter``; same)
         # every PostFilter plugin says what its calls would do (checked once: isinstance against a Protocol is slow)
         self._repeatable = all(isinstance(p, RepeatablePostFilterPlugin) for p in runner.post_filter_plugins)
 
@@ -123,6 +125,27 @@ class RepeatedFailures:
             return result
 
         return pod_by_pod
+
+    def repeated_post_filter(self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, generation: int) -> Callable[[int], PostFilterResult | None] | None:
+        """``FastPath.repeated_post_filter``: ``post_filter_repeater`` for ``pod``, kept while the
+        diagnosis is the same object (``replay`` hands out the stored one), the memo key and the
+        cluster state are the same, so that a single pod's failed attempt after one like it on
+        this cluster does not ask the PostFilter plugins again (Gavel under ``gang``: ~1.5 M lone
+        pods' attempts, each PostFilter a cluster of equals). ``repeat(1)`` is what
+        ``Framework.run_post_filter`` does for the pod (``_fail_together`` relies on the same,
+        ``times`` pods at once). None: no repeater (nominated pod, victims possible …), call
+        ``run_post_filter``."""
+        key = self.key(pod, generation)
+        if key is None:
+            return None
+        kept = self._post_filter
+        if kept is not None and kept[0] is diagnosis and kept[1] == key and kept[2] == self._epoch:
+            if kept[3] is not None:
+                self.post_filters_repeated += 1
+            return kept[3]
+        repeat = self.post_filter_repeater(state, pod, diagnosis)
+        self._post_filter = (diagnosis, key, self._epoch, repeat)
+        return repeat
 
     def fit_error_message(self, num_nodes: int, diagnosis: Diagnosis) -> str:
         """``types.fit_error_message``, kept for the last diagnosis (a replayed one is the same object)."""
