@@ -84,7 +84,8 @@ class FastPath:
     placement_passes: bool = True
     repeated_failure: bool = True  # a pod like one that failed on the unchanged cluster gets its diagnosis (needs signature_cache)
     # a PodGroup attempt whose pods each fail again with their last message is recorded once for
-    # the group (the event log's FailureStreak), not pod by pod
+    # the group (the event log's FailureStreak), not pod by pod; a single pod's failure like its
+    # last one is recorded in O(1) the same way (``schedule_one.fail``, issue 16: Gavel's lone pods)
     failure_streaks: bool = True
     # the signature cache refreshes the few rows a bind changed on Python scalars (plugins'
     # ``filter_row`` / ``score_row``) instead of numpy over one-element arrays (needs signature_cache)

@@ -27,7 +27,12 @@ def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> int:
         h.queue.done(e)
         return 1
     note_attempt(h, e)
-    h.cluster.attempted(pod)
+    # FastPath.failure_streaks: after a failure that opened a streak, the attempt is recorded
+    # after the pass, in the streak when it fails the same way (``fail``); the pass reads
+    # nothing ``attempted`` writes, and a PostFilter that may preempt, or a bind, gets it first
+    deferred = e.failures is not None
+    if not deferred:
+        h.cluster.attempted(pod)
     state = CycleState()
     rec = fw.recorder
     if rec is not None:  # gangsim explain: a real attempt
@@ -37,6 +42,11 @@ def schedule_one(h: SchedulerHandle, e: QueuedEntity) -> int:
     finally:
         if rec is not None:
             rec.active = False
+    if result is None:
+        handle_fit_error(h, fw, state, e, pod, diagnosis, attempted=not deferred)
+        return 1
+    if deferred:
+        h.cluster.attempted(pod)
     finish(h, fw, state, e, pod, result, diagnosis)
     return 1
 
@@ -68,13 +78,18 @@ def finish(h: SchedulerHandle, fw: Framework, state: CycleState, e: QueuedEntity
         fail(h, e, pod, rejected.message, rejected, frozenset({rejected.plugin}))
 
 
-def handle_fit_error(h: SchedulerHandle, fw: Framework, state: CycleState, e: QueuedEntity, pod: PodInfo, diagnosis: Diagnosis) -> None:
-    """No node fits: PostFilter (DefaultPreemption), then the failure handler."""
+def handle_fit_error(h: SchedulerHandle, fw: Framework, state: CycleState, e: QueuedEntity, pod: PodInfo, diagnosis: Diagnosis, *, attempted: bool = True) -> None:
+    """No node fits: PostFilter (DefaultPreemption), then the failure handler. ``attempted``
+    False: the attempt is not recorded yet (``schedule_one``'s deferred attempt): it is before
+    a PostFilter that may preempt, else with the failure (``fail``)."""
     num_nodes = h.snapshot.nodes.num_nodes
     nominated: int | None = None  # None = leave the nomination as it is
     memo = fw.repeated_failures  # fast path: a replayed diagnosis renders the same message
     if num_nodes > 0:
         repeat = memo.repeated_post_filter(state, pod, diagnosis, h.generation) if memo is not None and fw.fast_path.repeated_post_filter else None
+        if repeat is None and not attempted:
+            h.cluster.attempted(pod)
+            attempted = True
         res = repeat(1) if repeat is not None else fw.run_post_filter(state, pod, diagnosis)
         if res is not None:
             diagnosis.post_filter_msg = res.message
@@ -82,13 +97,26 @@ def handle_fit_error(h: SchedulerHandle, fw: Framework, state: CycleState, e: Qu
     message = fit_error_message(num_nodes, diagnosis) if memo is None else memo.fit_error_message(num_nodes, diagnosis)
     if nominated is not None and h.nominator.nominate(pod, nominated):
         h.bump()
-    fail(h, e, pod, message, Status(Code.UNSCHEDULABLE, (message,)), frozenset(diagnosis.unschedulable_plugins))
+    fail(h, e, pod, message, Status(Code.UNSCHEDULABLE, (message,)), frozenset(diagnosis.unschedulable_plugins), attempted=attempted, streaks=fw.fast_path.failure_streaks, renew=fw.fast_path.renewed_failures)
 
 
-def fail(h: SchedulerHandle, e: QueuedEntity, pod: PodInfo, message: str, status: Status, plugins: frozenset[str]) -> None:
-    """``handleSchedulingFailure``: the FailedScheduling event, then the queue (§4.5)."""
+def fail(h: SchedulerHandle, e: QueuedEntity, pod: PodInfo, message: str, status: Status, plugins: frozenset[str], *, attempted: bool = True, streaks: bool = False, renew: bool = False) -> None:
+    """``handleSchedulingFailure``: the FailedScheduling event, then the queue (§4.5).
+
+    ``streaks`` (``FastPath.failure_streaks``): the failure opens a streak (``ClusterAPI.failures_recorded``),
+    and with the attempt not recorded yet (``attempted`` False, the last failure's streak live)
+    a failure like the last one is recorded in it, in O(1) (``ClusterAPI.failed_again``: the
+    attempt, the aggregated event and the waiting reason), as a ``PodRun``'s pods are."""
+    infos, messages = (pod,), (message,)
+    if not attempted:
+        if h.cluster.failed_again(e.failures, infos, messages, renew=renew):  # type: ignore[arg-type]
+            requeue(h, e, plugins, error=status.code == Code.ERROR)
+            return
+        h.cluster.attempted(pod)
     h.log.event(h.cluster.now, "Pod", pod.key, "", EventReason.FAILED_SCHEDULING, message)
     h.cluster.scheduling_failed(pod, message)
+    if streaks:
+        e.failures = h.cluster.failures_recorded(infos, messages)
     requeue(h, e, plugins, error=status.code == Code.ERROR)
 
 

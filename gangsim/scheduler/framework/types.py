@@ -161,6 +161,7 @@ class QueuedEntity:
     seq: int = 0  # tie-break of equal (priority, timestamp): arrival order in the queue
     parked_ms: int = 0  # when it entered the unschedulable pool (the flush ages it)
     pre_enqueue_memo: object = None  # ``Scheduler.pre_enqueue``'s, for the pods it saw last time
+    failures: object = None  # ClusterAPI.failures_recorded's token of its last failed attempt (FastPath.failure_streaks)
 
     @property
     def is_group(self) -> bool:
@@ -194,7 +195,6 @@ class PodRun(QueuedEntity):
     (``SchedulingQueue._join``)."""
 
     seqs: list[int] = field(default_factory=list)
-    failures: object = None  # ClusterAPI.failures_recorded's token of the run's last failed attempt
     popped_done: int | None = None  # popped from backoffQ: its backoff time there (None: from activeQ)
 
     @property
