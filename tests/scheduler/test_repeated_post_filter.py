@@ -1,9 +1,11 @@
-"""A single pod's PostFilter answered by the repeater kept from the last pod like it
-(``FastPath.repeated_post_filter``, issue 16, Gavel-gang: ``RepeatedFailures.repeated_post_filter``).
-A/B tests on report bytes with the switch off and on the reference path: congested generated
-traces of lone pods and gangs under every policy, with one priority (every PostFilter a cluster
-of equals) and with two (preemptions, nominations: no repeater), the Gavel traces' head; and a
-guard that the repeaters answer PostFilter calls on a congested trace."""
+"""A single pod's failed attempt made cheaper (issue 16, Gavel-gang): its PostFilter answered by
+the repeater kept from the last pod like it (``FastPath.repeated_post_filter``:
+``RepeatedFailures.repeated_post_filter``), and a failure like its last one recorded in its
+failure streak in O(1) (``FastPath.failure_streaks``: ``schedule_one.fail``). A/B tests on report
+bytes with each switch off and on the reference path: congested generated traces of lone pods
+and gangs under every policy, with one priority (every PostFilter a cluster of equals) and with
+two (preemptions, nominations: no repeater), the Gavel traces' head; and guards that the
+repeaters answer PostFilter calls and the streaks record lone pods' failures on a congested trace."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -19,27 +21,29 @@ from gangsim.sim.replay import replay
 GAVEL = SHARED / "microsoft-philly-partial" / "gavel-per-vc-traces-seed0"
 OFF = {
     "no-repeated-post-filter": {"fast_path": FastPath(repeated_post_filter=False)},
+    "no-failure-streaks": {"fast_path": FastPath(failure_streaks=False)},
     "no-batching": {"opportunistic_batching": False},
 }
 
 
-def _lone_pods(tmp_path: Path, seed: int, *, priorities: int):
+def _lone_pods(tmp_path: Path, seed: int, *, priorities: int, gangs: bool = True):
     """Mostly single-pod jobs of 1–8 GPUs (with some gangs of 2–8) arriving within two hours on
     12 eight-GPU nodes, replayed for five: the pending pods are moved and retried on every
-    release. One priority, or 40 % high (1000) that preempt 60 % low."""
+    release. One priority, or 40 % high (1000) that preempt 60 % low. ``gangs`` False: only
+    single pods."""
     classes = (("only", 0, 1.0),) if priorities == 1 else (("low", 0, 0.6), ("high", 1000, 0.4))
     spec = GeneratorSpec(
         seed=seed,
         pools=(PoolSpec("a", 12, gpus=8),),
         jobs=120,
         hours=2,
-        gang_sizes=((1, 0.8), (2, 0.1), (8, 0.1)),
+        gang_sizes=((1, 0.8), (2, 0.1), (8, 0.1)) if gangs else ((1, 1.0),),
         gpus_per_pod=((1, 0.5), (2, 0.2), (4, 0.2), (8, 0.1)),
         priorities=classes,
         duration_median_s=1800,
         checkpoint_interval_s=None,
     )
-    return generated_trace(tmp_path / f"lone-{seed}-{priorities}.jsonl", spec, horizon_ms=5 * 3_600_000)
+    return generated_trace(tmp_path / f"lone-{seed}-{priorities}-{gangs}.jsonl", spec, horizon_ms=5 * 3_600_000)
 
 
 @pytest.mark.parametrize("policy", ["gang", "permit", "pod"])
@@ -53,6 +57,17 @@ def test_lone_pods_write_the_same_report_with_repeated_post_filters(policy, prio
         assert counters["post_filters_repeated"] > 20  # (the guard: repeaters answer; under ``pod`` the runs take most repeats)
     for switch, changes in OFF.items():
         assert on == report_bytes(trace, policy, tmp_path / switch, **changes), switch
+
+
+@pytest.mark.parametrize("policy", ["gang", "pod"])
+def test_lone_pods_failing_again_are_recorded_in_their_streaks(policy, tmp_path):
+    """Only single pods (under ``pod`` each a run of one): their repeated failures are recorded in
+    streaks, and the report is the one recorded pod by pod."""
+    trace = _lone_pods(tmp_path, 4, priorities=1, gangs=False)
+    counters: dict = {}
+    on = report_bytes(trace, policy, tmp_path / "on", counters=counters)
+    assert counters["failures_repeated"] > (100 if policy == "gang" else 20)  # (under ``pod`` joined runs take many)
+    assert on == report_bytes(trace, policy, tmp_path / "off", **OFF["no-failure-streaks"])
 
 
 def test_preemptions_are_not_repeated(tmp_path):
