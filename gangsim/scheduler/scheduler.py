@@ -237,6 +237,8 @@ class Scheduler:
         memo = e.pre_enqueue_memo
         asked = 0  # the runs before this one passed on this call already
         passed = memo.passed_before(pods, self._pod_updates) if self._pre_enqueue_passed and isinstance(memo, PreEnqueueMemo) else 0
+        if passed == len(pods) and passed:
+            return None  # every pod passed before, none new, no spec updated: the memo stays as it is
         if passed:
             start, runs, told = passed, memo.runs, ""  # (runs[-1]: the run of the last pod that passed)
             asked = len(runs)

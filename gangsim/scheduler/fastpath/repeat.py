@@ -48,6 +48,7 @@ class RepeatedFailures:
         self._failed: dict[tuple, tuple[Diagnosis, int]] = {}  # key -> (diagnosis, rows evaluated)
         self._message: tuple | None = None  # (diagnosis, num_nodes, post_filter_msg, message)
         self._post_filter: tuple | None = None  # (diagnosis, memo key, epoch, its repeater or None)
+        self._replayed: tuple | None = None  # (diagnosis, memo key) of the last ``replay`` that found one
         self.replays = 0  # attempts decided here (not reported; the A/B tests read it)
         self.post_filters_repeated = 0  # PostFilter calls answered by a kept repeater (``repeated_post_filter``; same)
         # every PostFilter plugin says what its calls would do (checked once: isinstance against a Protocol is slow)
@@ -86,6 +87,7 @@ class RepeatedFailures:
         if not signatures.hit(pod):  # type: ignore[union-attr]
             return None
         diagnosis, rows = hit
+        self._replayed = (diagnosis, key)
         signatures.hits += times - 1  # type: ignore[union-attr]
         self.runner.filter_rows_evaluated += rows * times
         self.replays += times
@@ -135,7 +137,10 @@ class RepeatedFailures:
         ``Framework.run_post_filter`` does for the pod (``_fail_together`` relies on the same,
         ``times`` pods at once). None: no repeater (nominated pod, victims possible …), call
         ``run_post_filter``."""
-        key = self.key(pod, generation)
+        replayed = self._replayed
+        # (a replayed diagnosis is the one stored under one key: the pod's, computed by ``replay``
+        # in this cycle, on this epoch; a fresh pass's diagnosis is a new object)
+        key = replayed[1] if replayed is not None and replayed[0] is diagnosis else self.key(pod, generation)
         if key is None:
             return None
         kept = self._post_filter
