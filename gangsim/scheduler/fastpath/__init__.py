@@ -15,7 +15,9 @@ and each proven equal to the reference path (report bytes: ``tests/golden``; A/B
 ``windows``            the same on clusters of 1,024 nodes or more: only the windows the pass's
                        searches reach, when they end within one rotation of the nodes
 ``repeat``             a pod-by-pod pass that failed, replayed for a pod of the same signature on
-                       the unchanged cluster (its diagnosis, FitError text and counted effects)
+                       the unchanged cluster (its diagnosis, FitError text and counted effects),
+                       and its PostFilter outcome from the repeater kept for that diagnosis
+                       (``FastPath.repeated_post_filter``)
 ``attempts``           a PodGroup attempt on a scheduler generation unchanged since the group's
                        last attempt, which the doomed pass decided: that attempt's result again
 ``run_pass``           the next pods of a ``PodRun`` whose searches fit in one lap of the
