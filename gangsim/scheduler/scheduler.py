@@ -229,10 +229,8 @@ class Scheduler:
         to tell the Gated message when it is the one the others were told (``_tell_gated``
         tells each pod a message once anyway). O(1) per joining pod instead of O(group).
 
-        ``FastPath.pre_enqueue_passed``: when every PreEnqueue plugin reads the pod's spec only
-        (``PRE_ENQUEUE_SPEC_ONLY``), pods that passed and whose spec was not updated since pass
-        again, so only the runs of the pods added since are asked (an entity moved out of the
-        unschedulable pool on every release asks nothing)."""
+        ``FastPath.pre_enqueue_passed``: when every PreEnqueue plugin reads the spec only, pods that
+        passed with no spec update since pass again: only the runs of pods added since are asked."""
         pods = e.pods
         memo = e.pre_enqueue_memo
         asked = 0  # the runs before this one passed on this call already
