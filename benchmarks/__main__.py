@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     with baseline.worktree(ROOT, args.baseline) if args.baseline else nullcontext() as base:
         trees = [base, here] if base is not None else [here]
+        for tree in trees:
+            inputs.byte_compile(tree.path)
         info = machine()
         print(f"gangsim benchmarks on {info['cpu_count']} cores ({info['cpus_usable']} usable, load {info['load_avg_1m']}), {info['cpu_model']}, "
               f"Python {info['python']}; median of {args.repeat}; timeout {args.timeout:g} s per case; one process per case", flush=True)  # fmt: skip

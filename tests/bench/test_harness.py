@@ -216,6 +216,20 @@ def test_baseline_is_a_temporary_worktree_of_the_revision(tmp_path):
     assert here.commit == _git(repo, "rev-parse", "HEAD") and not here.dirty
 
 
+def test_each_tree_runs_byte_compiled_as_an_installed_gangsim(tmp_path, monkeypatch):
+    """``byte_compile`` writes the ``__pycache__`` a wheel install has, also when the machine says
+    not to write bytecode (``PYTHONDONTWRITEBYTECODE``): children then load it, not the sources."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    package = tmp_path / "gangsim" / "load"
+    package.mkdir(parents=True)
+    (tmp_path / "gangsim" / "__init__.py").write_text("")
+    (package / "m.py").write_text("X = 1\n")
+    inputs.byte_compile(tmp_path)
+    tag = sys.implementation.cache_tag
+    assert (package / "__pycache__" / f"m.{tag}.pyc").is_file()
+    assert (tmp_path / "gangsim" / "__pycache__" / f"__init__.{tag}.pyc").is_file()
+
+
 # ---- results.json ------------------------------------------------------------------------------
 
 
