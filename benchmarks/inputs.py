@@ -107,7 +107,7 @@ def byte_compile(tree: Path) -> None:
     """Byte-compile ``tree``'s ``gangsim`` into its ``__pycache__`` (as ``pip install`` does for a
     wheel), so a child starts as an installed gangsim does and not by compiling every module: with
     ``PYTHONDONTWRITEBYTECODE=1`` set (as on the benchmark machine) an editable tree is otherwise
-    compiled anew by every process, some 0.2 s of each whole-process case. ``py_compile`` writes
+    compiled anew by every process, 0.1–0.2 s of each whole-process case. ``py_compile`` writes
     whatever that variable says; up-to-date files are skipped. Same interpreter as the children."""
     compileall.compile_dir(tree / "gangsim", quiet=1, workers=1)
 
