@@ -26,6 +26,7 @@ from gangsim.load.meta import GANGSIM_PREFIX, GPU_SHARE, JOB_NAME_MAX, OBJECT_KI
 from gangsim.load.podspec import decode_pod_spec, per_pod_times, resource_map, scheduling_group_name
 from gangsim.load.priority import Priorities, decode_priority_class
 from gangsim.load.selectors import label_selector, taints
+from gangsim.load.shared import SHARED_KINDS, Shared
 
 _TOP = {"apiVersion", "kind", "metadata", "spec", "status"}
 _NODE_SPEC_HARMLESS = {"providerID", "podCIDR", "podCIDRs", "externalID", "configSource", "doNotUseExternalID"}
@@ -107,17 +108,19 @@ class Warnings:
 
 
 class Decoder:
-    """``share_identical`` (the streaming loader's): a JSON Pod document identical to an earlier
-    one but for ``metadata.name`` is not decoded again (scheduler_perf shapes write 50,000 such
-    pods): the earlier one's Pod is reused with this name and source, after the name itself is
-    checked. Only documents whose decoding warned about nothing are shared, and never YAML ones
-    (their lines differ); ``False`` (the reference path) decodes every document."""
+    """``share_identical`` (the streaming loader's): a JSON Pod, Job or PodGroup document identical
+    to an earlier one but for its names (``metadata.name``, the PodGroup its pods name) is not
+    decoded again (``gangsim.load.shared``: scheduler_perf shapes write 50,000 such pods, gang
+    traces a PodGroup and a Job per gang): the earlier one's object is reused with these names
+    and source, after the names themselves are checked. Only documents whose decoding warned about
+    nothing are shared, and never YAML ones (their lines differ); ``False`` (the reference path)
+    decodes every document."""
 
     def __init__(self, priorities: Priorities, warnings: Warnings, *, share_identical: bool = False) -> None:
         self.priorities = priorities
         self.warnings = warnings
         self._specs: dict[bytes, PodSpec] = {}
-        self._same_pods: dict[bytes, Decoded] | None = {} if share_identical else None
+        self._shared = Shared(warnings.size) if share_identical else None
         self._decoders: dict[str, Callable[[Obj, Meta, Source], object]] = {
             "Node": self._node,
             "NodePool": self._node_pool,
@@ -136,35 +139,9 @@ class Decoder:
 
     def decode(self, raw: Mapping, source: Source, *, status_warning: bool = True) -> Decoded:
         """Decode one object document; errors are located at ``source`` and the object."""
-        if self._same_pods is not None and type(raw) is dict and raw.get("kind") == "Pod":
-            return self._shared_pod(raw, source, status_warning)
+        if self._shared is not None and type(raw) is dict and (kind := raw.get("kind")) in SHARED_KINDS:
+            return self._shared.decode(raw, kind, source, lambda: self._decode(raw, source, status_warning))  # type: ignore[return-value]
         return self._decode(raw, source, status_warning)
-
-    def _shared_pod(self, raw: dict, source: Source, status_warning: bool) -> Decoded:
-        """``_decode`` of a JSON Pod document, reusing the Pod of an earlier document that differs
-        only in ``metadata.name`` (see the class docstring); the result is ``_decode``'s."""
-        meta = raw.get("metadata")
-        name = meta.get("name") if type(meta) is dict else None
-        if not isinstance(name, str) or not name or raw.get("status"):
-            return self._decode(raw, source, status_warning)
-        try:
-            key = orjson.dumps({**raw, "metadata": {**meta, "name": ""}})
-        except TypeError:  # a value orjson cannot encode: the decoder names it
-            return self._decode(raw, source, status_warning)
-        seen = self._same_pods.get(key)  # type: ignore[union-attr]
-        if seen is None:
-            before = self.warnings.size()
-            decoded = self._decode(raw, source, status_warning)
-            if self.warnings.size() == before:
-                self._same_pods[key] = decoded  # type: ignore[index]
-            return decoded
-        if name != seen.name:
-            try:
-                check_name(Obj(meta, "metadata", source.line), "name", "subdomain")
-            except InputError:
-                return self._decode(raw, source, status_warning)  # the full decoding reports it
-        pod, m = seen.obj, seen.meta
-        return Decoded("Pod", seen.namespace, name, Pod(pod.namespace, name, pod.spec, pod.job, pod.index, source), Meta(name, m.namespace, dict(m.labels), dict(m.times), source.line, ""))  # type: ignore[attr-defined]
 
     def _decode(self, raw: Mapping, source: Source, status_warning: bool) -> Decoded:
         kind = ""

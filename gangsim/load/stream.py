@@ -31,6 +31,7 @@ from gangsim.load.decode import Decoder, Warnings
 from gangsim.load.documents import _file_bytes, iter_documents, print_notes, stdin_import
 from gangsim.load.events import Collected, RawEvent, collect
 from gangsim.load.priority import Priorities
+from gangsim.load.switches import reference_loader
 
 # A PATCH item needs the key ``patch``; in a file without it (and without a backslash, through
 # which a JSON or YAML string could spell it) no document can patch anything.
@@ -76,7 +77,7 @@ def _stream(files: list[str], read_config, notes: list[str], *, keep_raws: bool,
     warnings = Warnings()
     priorities = Priorities()
     class_decoder = Decoder(priorities, warnings)  # as the reference path's _priorities
-    decoder = Decoder(priorities, warnings, share_identical=True)  # the reference path decodes each document
+    decoder = Decoder(priorities, warnings, share_identical=not reference_loader())  # the reference path decodes each document
     out: list[RawEvent] = []  # events and their remove-at deletes, in document order
     others = False  # an object other than a PriorityClass was decoded
     for index, file in enumerate(files):

@@ -74,17 +74,17 @@ from gangsim.load.importers._common import (
 )
 from gangsim.load.importers.swf_columns import parse_columns
 from gangsim.load.importers.swf_parse import Header, Jobs, parse_lines
+from gangsim.load.switches import REFERENCE_LOADER, reference_loader  # noqa: F401 (REFERENCE_LOADER: the name tests set)
 
 OPTIONS = {"name", "limit", "priorities", "nodes", "cores_per_node", "pod_size", "resource", "cancelled"}
 NAMESPACE = "swf"
 WAIT_ANNOTATION = "swf.gangsim.dev/wait"
-REFERENCE_LOADER = "GANGSIM_REFERENCE_LOADER"  # =1: the line-by-line parse only (``swf_columns`` switched off)
 
 
 def parse(path: str, options: ImportOptions, stats: Stats) -> tuple[Header, Jobs]:
     """The header and the jobs to replay (``swf_parse``): decoded over columns when the file is
     plainly good (``swf_columns``), else line by line, which names the first bad line."""
-    if os.environ.get(REFERENCE_LOADER) != "1":
+    if not reference_loader():  # (GANGSIM_REFERENCE_LOADER=1: the line-by-line parse only)
         parsed = parse_columns(path, options, stats)
         if parsed is not None:
             return parsed
