@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from gangsim import pipeline
 from gangsim.load.importers import ImportOptions, Stats
 from gangsim.load.importers import swf_columns
-from gangsim.load.importers.swf import REFERENCE_LOADER
 from gangsim.load.importers.swf_parse import parse_lines
+from gangsim.load.switches import REFERENCE_LOADER
 from gangsim.report import render_json
 from tests.importers.conftest import dataset, invoke
 from tests.importers.test_swf import HPC2N, NASA, RICC, SWF_HEADER, _line

@@ -169,8 +169,8 @@ def test_report_bytes_with_the_switch_on_and_off(tmp_path, monkeypatch, policy):
     assert invoke("import", "swf", str(swf), "-o", str(imported)).exit_code == 0
     decoded = full_decodes(monkeypatch)
     fast = [_report(p, policy) for p in (gangs, imported)]
-    shared_off = len(decoded)
+    with_sharing = len(decoded)
     monkeypatch.setenv(REFERENCE_LOADER, "1")
     assert [_report(p, policy) for p in (gangs, imported)] == fast
     # (each load decodes in full: the sharing skipped most documents, the switch none)
-    assert shared_off < (len(decoded) - shared_off) // 2
+    assert with_sharing < (len(decoded) - with_sharing) // 2

@@ -74,7 +74,7 @@ from gangsim.load.importers._common import (
 )
 from gangsim.load.importers.swf_columns import parse_columns
 from gangsim.load.importers.swf_parse import Header, Jobs, parse_lines
-from gangsim.load.switches import REFERENCE_LOADER, reference_loader  # noqa: F401 (REFERENCE_LOADER: the name tests set)
+from gangsim.load.switches import reference_loader
 
 OPTIONS = {"name", "limit", "priorities", "nodes", "cores_per_node", "pod_size", "resource", "cancelled"}
 NAMESPACE = "swf"
