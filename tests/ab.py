@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from builders import SRC, create, delete, load_generated, make_group, make_node, make_spec, make_trace, patch
 
 from gangsim.api.objects import Pod, PodSpec
+from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.report import build_report, write_report
 from gangsim.sim.replay import replay
@@ -25,6 +26,17 @@ SHARED = next((p / "shared" / "traces-data" for p in ROOT.parents if (p / "share
 def generated_trace(path: Path, spec: GeneratorSpec, *, horizon_ms: int):
     """``spec``'s generated trace, written to ``path`` and loaded, replayed until ``horizon_ms``."""
     return replace(load_generated(spec, path), horizon_ms=horizon_ms)
+
+
+def imported_trace(tmp_path: Path, fmt: str, source: Path, *, days: int, **options):
+    """``source`` through the ``fmt`` importer (``ImportOptions(**options)``), its first ``days``."""
+    from gangsim.load.importers import ImportOptions, records
+    from gangsim.load.importers import write_jsonl as write_imported
+
+    path = tmp_path / f"{fmt}.jsonl"
+    with path.open("wb") as out:
+        write_imported(records(fmt, [str(source)], ImportOptions(**options)), out)
+    return replace(load_trace([path]), horizon_ms=days * 86_400_000)
 
 
 def rigid_jobs(path: Path, seed: int, pools: tuple[PoolSpec, ...], *, priorities: int, horizon_h: float, **shape):

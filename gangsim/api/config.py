@@ -101,10 +101,11 @@ class FastPath:
     # group only, so a member sharing the spec of one the same event left gated with the message
     # it already has stays gated with it, without asking again
     gated_siblings: bool = True
-    # ``pod``: a Job's pods created one after the other with one spec are queued as one entity
+    # a Job's pods created one after the other with one spec are queued as one entity
     # (``PodRun``); when its first pod fails and the others would fail the same way (the
     # repeated failure, a PostFilter without victims), their attempts are recorded at once, a
-    # repeat of the run's last failure once for the run (needs repeated_failure)
+    # repeat of the run's last failure once for the run (needs repeated_failure). Under ``gang``
+    # and ``permit`` only pods of no PodGroup form runs (issue 16, Gavel-gang: single-pod Jobs)
     pod_runs: bool = True
     # a PodGroup attempt on a scheduler generation unchanged since the group's last attempt, which
     # the doomed pass decided, repeats it: no ``validate``, no pass, the kept per-pod tuples
@@ -150,11 +151,11 @@ class FastPath:
     # spec updated since and PreEnqueue plugins that read the spec only (``PRE_ENQUEUE_SPEC_ONLY``:
     # ``pod``'s SchedulingGates), passes without asking them again; only pods added since are asked
     pre_enqueue_passed: bool = True
-    # (issue 16, RICC-pod) ``pod``: two runs (``PodRun``) of different Jobs that just failed alike
-    # (one signature and priority, the same queue state and backoff from now on) and hold
+    # (issue 16, RICC-pod, Gavel-gang) two runs (``PodRun``) of different Jobs that just failed
+    # alike (one signature and priority, the same queue state and backoff from now on) and hold
     # consecutive ``seq`` (nothing can sort between them) are joined into one run, so the
-    # pending pods of many identical jobs are retried as one entity (needs pod_runs and
-    # PreEnqueue plugins that read the spec only)
+    # pending pods of many identical jobs are retried as one entity (needs pod_runs; runs of a
+    # PodGroup's pods, under ``pod``, only with PreEnqueue plugins that read the spec only)
     joined_runs: bool = True
     # (issue 16, RICC-pod) a run's failure streak (``failure_streaks``) stays live while its first
     # pods leave it one by one (peeled, then bound or failed on their own): each takes its own

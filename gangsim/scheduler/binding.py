@@ -11,7 +11,7 @@ from gangsim.scheduler.cycle_handle import SchedulerHandle
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.interface import ClusterEvent, Code, Status
 from gangsim.scheduler.framework.runtime import Framework
-from gangsim.scheduler.framework.types import PodInfo, PodPhase, QueuedEntity, QueueLocation
+from gangsim.scheduler.framework.types import PodInfo, PodPhase, QueuedEntity
 
 
 def assume_and_bind(h: SchedulerHandle, fw: Framework, state: CycleState, e: QueuedEntity | None, pod: PodInfo, row: int) -> Status | None:
@@ -76,9 +76,7 @@ class WaitingPodsMap:
         self._pods[pod.uid] = _Waiting(fw, row, timeout_ms)
         e = h.entity_of(pod)
         if e is not None:
-            h.queue.done(e)  # in flight until allowed or rejected
-            e.where = QueueLocation.WAITING
-            h.queue.entities[e.key] = e
+            h.queue.wait(e)  # in flight until allowed or rejected
         h.cluster.reserved(pod, h.snapshot.nodes.names[row])
 
     def allow(self, pod: PodInfo) -> None:

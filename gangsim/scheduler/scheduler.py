@@ -119,14 +119,12 @@ class Scheduler:
         self._pre_enqueue_passed = config.effective_fast_path.pre_enqueue_passed and spec_only  # see pre_enqueue
         self.queue = SchedulingQueue(
             config,
-            now=cluster.clock,
-            is_stale=self.is_stale,
-            wake_at=self._wake_at,
-            pre_enqueue=self.pre_enqueue,
+            now=cluster.clock, is_stale=self.is_stale, wake_at=self._wake_at, pre_enqueue=self.pre_enqueue,
             sort_key=first.queue_sort.sort_key,
-            entity_of=self._entity_of,  # FastPath.pod_runs, which needs repeated_failure: ``pod`` only
-            pod_runs=config.effective_fast_path.pod_runs and config.effective_fast_path.repeated_failure and not self.features.gang_scheduling,
-            join_runs=config.effective_fast_path.joined_runs and spec_only,
+            entity_of=self._entity_of,  # FastPath.pod_runs (needs repeated_failure), joined_runs: see the queue
+            pod_runs=config.effective_fast_path.pod_runs and config.effective_fast_path.repeated_failure,
+            join_runs=config.effective_fast_path.joined_runs,
+            group_runs=not self.features.gang_scheduling, join_group_runs=spec_only,  # runs of a PodGroup's pods
         )
         self.cycles = 0
         self._cycles_now = 0

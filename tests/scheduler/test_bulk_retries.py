@@ -7,7 +7,6 @@ guard counting the attempts actually run against the attempts recorded, and the 
 closed form against the backoff step by step."""
 
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,13 @@ from hypothesis import strategies as st
 
 from builders import create, delete, make_group, make_job, make_node, make_trace
 from gangsim.api.config import FastPath, SchedulerConfig
-from gangsim.load import load_trace
 from gangsim.load.generate import GeneratorSpec, PoolSpec
 from gangsim.scheduler import schedule_podgroup
 from gangsim.scheduler.framework.types import QueuedEntity
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
 from gangsim.scheduler.queue.sleepers import Sleeping, advance
 from gangsim.sim.replay import replay
-from ab import SHARED, generated_trace, report_bytes
+from ab import SHARED, generated_trace, imported_trace, report_bytes
 
 RICC = SHARED / "pwa-ricc-2010" / "RICC-2010-2.swf.gz"
 GAVEL = SHARED / "microsoft-philly-partial" / "gavel-per-vc-traces-seed0"
@@ -51,17 +49,6 @@ def _congested(tmp_path: Path, seed: int, *, priorities=(("only", 0, 1.0),), nod
         node_failures=node_failures,
     )
     return generated_trace(tmp_path / f"congested-{seed}.jsonl", spec, horizon_ms=5 * 3_600_000)
-
-
-def _imported(tmp_path: Path, fmt: str, source: Path, *, days: int, **options):
-    """``source`` through the ``fmt`` importer (``ImportOptions(**options)``), its first ``days``."""
-    from gangsim.load.importers import ImportOptions, records
-    from gangsim.load.importers import write_jsonl as write_imported
-
-    path = tmp_path / f"{fmt}.jsonl"
-    with path.open("wb") as out:
-        write_imported(records(fmt, [str(source)], ImportOptions(**options)), out)
-    return replace(load_trace([path]), horizon_ms=days * 86_400_000)
 
 
 def _report_bytes(trace, out: Path, **changes) -> dict[str, bytes]:
@@ -107,14 +94,14 @@ def test_deleted_sleeping_gangs_write_the_same_report(tmp_path):
 @pytest.mark.skipif(not RICC.is_file(), reason="needs ../shared/traces-data/pwa-ricc-2010")
 def test_the_ricc_head_writes_the_same_report_with_bulk_retries(tmp_path):
     """The first 800 jobs of the RICC log (gangs of up to 128 pods on 1,024 nodes), two days."""
-    trace = _imported(tmp_path, "swf", RICC, limit=800, days=2)
+    trace = imported_trace(tmp_path, "swf", RICC, limit=800, days=2)
     _same_reports(trace, tmp_path, {"no-bulk-retries": OFF["no-bulk-retries"]})
 
 
 @pytest.mark.skipif(not GAVEL.is_dir(), reason="needs ../shared/traces-data/microsoft-philly-partial")
 def test_the_gavel_head_writes_the_same_report_with_bulk_retries(tmp_path):
     """The Gavel/Philly per-VC traces (all 15 VCs) on 10 eight-GPU nodes, their first 11 days."""
-    trace = _imported(tmp_path, "gavel", GAVEL, nodes=10, days=11)
+    trace = imported_trace(tmp_path, "gavel", GAVEL, nodes=10, days=11)
     assert replay(trace, "gang").counters.get("attempts_slept", 0) > 1000
     _same_reports(trace, tmp_path, {"no-bulk-retries": OFF["no-bulk-retries"]})
 

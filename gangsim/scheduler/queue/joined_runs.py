@@ -5,8 +5,9 @@ order (``SchedulingQueue._join``) and joins it when the two are alike (``alike``
 
 ``left[s]`` is ``s`` while an entity holding ``seq`` s is queued, a smaller seq once it left for
 good (``done``, ``leave``): ``queued_at_or_before`` follows it (path halving) to the greatest seq
-still queued. ``gaps`` turns False once an entity came back after leaving (a pod rejected at
-Permit; not under ``pod``): then only consecutive seqs join.
+still queued. ``gaps`` turns False once an entity came back after leaving: then only
+consecutive seqs join. (A pod waiting at Permit has not left: its seq stays taken until it
+binds, ``SchedulingQueue.wait``, for a rejected one comes back with it.)
 """
 
 from __future__ import annotations
@@ -75,8 +76,10 @@ class RunJoins:
         ``fastpath.repeat``) and one backoff from now on (the same count of failures, or both at
         the cap, where more failures change nothing: ``backoff_duration`` is the only reader of
         a run's counts). Their pods are not nominated (a pod is nominated by its own PostFilter,
-        on the single path, after it left its run) and passed PreEnqueue, whose plugins read the
-        spec only, which does not change while they are in the run."""
+        on the single path, after it left its run) and passed PreEnqueue, whose answer reads the
+        spec only, which does not change while they are in the run: for a pod of no PodGroup by
+        the ``PreEnqueuePlugin`` contract (the spec and the PodGroup only), for a PodGroup's
+        pods when every plugin says so (the queue's ``join_group_runs``)."""
         if a.timestamp_ms != b.timestamp_ms or a.parked_ms != b.parked_ms or a.last_attempt_generation != b.last_attempt_generation:
             return False
         if a.consecutive_errors or b.consecutive_errors or a.unschedulable_plugins != b.unschedulable_plugins:

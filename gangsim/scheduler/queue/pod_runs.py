@@ -35,6 +35,8 @@ class PodRunMoves:
     activation_epoch: int
     _entity_of: dict[int, QueuedEntity]
     _pod_runs: bool
+    _group_runs: bool
+    _join_group_runs: bool
     _joins: RunJoins | None
     _last_run: PodRun | None
     _seq: int
@@ -52,10 +54,11 @@ class PodRunMoves:
         adjacent: same spec object (so the same signature, priority and PreEnqueue verdict:
         PreEnqueue reads a pod's spec and group only), same group key, nothing queued since, the
         run still as it was added (in activeQ, never attempted, timestamped now) and shorter than
-        ``MAX_RUN_PODS``."""
+        ``MAX_RUN_PODS``. A pod of a PodGroup forms runs only with ``_group_runs``."""
         now = self._now()
         run = self._last_run
-        if self._pod_runs and pod.signature and run is not None:
+        runs = self._pod_runs and pod.signature and (self._group_runs or not pod.group_key)
+        if runs and run is not None:
             last = run.pods[-1]
             if len(run.pods) < MAX_RUN_PODS and last.spec is pod.spec and last.group_key == pod.group_key and run.seqs[-1] == self._seq and run.where == ACTIVE and run.attempts == 0 and run.timestamp_ms == now:
                 self._seq += 1
@@ -65,7 +68,7 @@ class PodRunMoves:
                 if self._joins is not None:
                     self._joins.appended(self._seq)
                 return run
-        if not (self._pod_runs and pod.signature):
+        if not runs:
             e = QueuedEntity(key=str(pod.uid), pods=[pod], timestamp_ms=now)
             self.add(e)
             return e
@@ -217,6 +220,8 @@ class PodRunMoves:
     def _joinable(self, first: PodRun, then: PodRun) -> bool:
         """``then`` (parked right after ``first`` in ``seq``) can join ``first``: alike, and the two
         within ``MAX_RUN_PODS``."""
+        if first.pods[0].group_key and not self._join_group_runs:
+            return False
         return len(first.pods) + len(then.pods) <= MAX_RUN_PODS and self._joins.alike(first, then, self.backoff_duration, self.config.pod_max_backoff_ms)  # type: ignore[union-attr]
 
     def _absorb(self, into: PodRun, other: PodRun) -> None:

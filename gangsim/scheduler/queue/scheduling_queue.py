@@ -52,14 +52,23 @@ class SchedulingQueue(PodRunMoves):
         entity_of: dict[int, QueuedEntity] | None = None,
         pod_runs: bool = False,
         join_runs: bool = False,
+        group_runs: bool = True,
+        join_group_runs: bool = True,
     ) -> None:
         """``entity_of``: pod uid -> its entity, which the queue keeps right for the pods of a
         ``PodRun`` it splits or joins; ``pod_runs``: ``add_pod`` queues a Job's pods as runs;
         ``join_runs`` (with ``pod_runs``): runs of different Jobs that failed alike are joined
-        in the unschedulable pool (``_join``)."""
+        in the unschedulable pool (``_join``). ``group_runs`` False: the pods of a PodGroup are
+        each their own entity, never in a run (with gang scheduling, where GangScheduling gates,
+        activates and moves them member by member: ``fastpath.gated_members``); only pods of
+        none form runs. ``join_group_runs`` False: runs of a PodGroup's pods are not joined (a
+        PreEnqueue plugin reads more than the spec: ``PRE_ENQUEUE_SPEC_ONLY``; a pod of no
+        PodGroup has nothing else to read, so its runs are joined anyway: ``RunJoins.alike``)."""
         self.config = config
         self._entity_of: dict[int, QueuedEntity] = {} if entity_of is None else entity_of
         self._pod_runs = pod_runs
+        self._group_runs = group_runs
+        self._join_group_runs = join_group_runs
         self._joins = RunJoins() if pod_runs and join_runs else None  # FastPath.joined_runs
         self._last_run: PodRun | None = None  # the run ``add_pod`` queued last
         self._sort_key = sort_key  # the QueueSort plugin's order (PrioritySort)
@@ -266,6 +275,16 @@ class SchedulingQueue(PodRunMoves):
         if self._joins is not None:
             for s in e.seqs if isinstance(e, PodRun) else (e.seq,):
                 self._joins.gone(s)
+
+    def wait(self, e: QueuedEntity) -> None:
+        """``e``'s pod waits at Permit: out of every queue structure, in flight until it is
+        allowed (bound: ``done``) or rejected (requeued with its ``seq``). Unlike ``done`` its
+        ``seq`` stays taken, so no run is joined across it (``_join``): it may sort between."""
+        if e.key in self.sleeping:
+            self.wake(e, place=False)
+        self._detach(e)
+        e.where = QueueLocation.WAITING
+        self.entities[e.key] = e
 
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
     def move_for_plugins(self, plugins: Iterable[str]) -> int:
