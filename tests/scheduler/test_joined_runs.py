@@ -41,21 +41,6 @@ def _report_bytes(trace, out: Path, seed: int | None = None, **changes) -> dict[
     return report_bytes(trace, "pod", out, seed=seed, **changes)
 
 
-@pytest.fixture
-def joins(monkeypatch) -> Counter:
-    """How many runs were joined (``SchedulingQueue._absorb`` calls) during the test."""
-    seen: Counter[str] = Counter()
-    absorb = SchedulingQueue._absorb
-
-    def counting(self, into, other):
-        seen["joins"] += 1
-        seen["pods"] += len(other.pods)
-        return absorb(self, into, other)
-
-    monkeypatch.setattr(SchedulingQueue, "_absorb", counting)
-    return seen
-
-
 def _bursts(seed: int, *, priorities: int, nodes: int = 8, bursts: int = 12, hours: float = 8, node_failure: bool = True):
     """Bursts of 3–8 identical rigid jobs (1–4 pods of 2, 4 or 8 GPUs, one priority and
     preemption policy per burst) a few seconds apart, on ``nodes`` 8-GPU nodes: the jobs of a

@@ -7,7 +7,6 @@ that a PodGroup's pods never form or join a run there, and a guard (not timing) 
 pops per pod attempt."""
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,21 +27,6 @@ OFF = {
     "no-batching": {"opportunistic_batching": False},
 }
 REPORTED = ("scheduling_cycles", "podgroup_preemption_attempts")  # the counters reports show (the others count work)
-
-
-@pytest.fixture
-def joins(monkeypatch) -> Counter:
-    """How many runs were joined (``SchedulingQueue._absorb`` calls) and how many pods joined."""
-    seen: Counter[str] = Counter()
-    absorb = SchedulingQueue._absorb
-
-    def counting(self, into, other):
-        seen["joins"] += 1
-        seen["pods"] += len(other.pods)
-        return absorb(self, into, other)
-
-    monkeypatch.setattr(SchedulingQueue, "_absorb", counting)
-    return seen
 
 
 def _mixed(seed: int, *, priorities: int, nodes: int = 6, jobs: int = 50, hours: float = 6):
