@@ -6,8 +6,8 @@ order (``SchedulingQueue._join``) and joins it when the two are alike (``alike``
 ``left[s]`` is ``s`` while an entity holding ``seq`` s is queued, a smaller seq once it left for
 good (``done``, ``leave``): ``queued_at_or_before`` follows it (path halving) to the greatest seq
 still queued. ``gaps`` turns False once an entity came back after leaving: then only
-consecutive seqs join. (A pod waiting at Permit has not left: its seq stays taken until it
-binds, ``SchedulingQueue.wait``, for a rejected one comes back with it.)
+consecutive seqs join. (A pod waiting at Permit has not left: a rejected one comes back with
+its seq, so the seq stays taken until the pod binds, ``SchedulingQueue.wait``.)
 """
 
 from __future__ import annotations
