@@ -51,10 +51,7 @@ class SimPod:
     state: PodState = PENDING
     job_key: str = ""
     milli: int = 0  # GPU-milli it holds on its node (``api.devices.gpu_milli``), while it holds one
-
-    @property
-    def gpus(self) -> int:
-        return self.pod.spec.gpus
+    gpus: int = 0  # whole GPUs it asks (``PodSpec.gpus``, read once: every bind and end reads it)
 
     @property
     def requests(self) -> dict[str, int]:
@@ -200,7 +197,7 @@ class Cluster:
         self.log.pods.bind(sp.row, self.now, node, format_ids(self.kubelets.devices_of(sp.uid)), sp.milli)
         self.pending_pods -= 1
         self.binds += 1
-        gpus = sp.gpus  # (a property: read once)
+        gpus = sp.gpus
         if gpus:
             self.pending_gpu_pods -= 1
         self.jobs_model.started(sp.gang, sp.uid, sp, gpus, sp.milli)
@@ -503,7 +500,7 @@ class Cluster:
             key, gang.key if gang.kind != LONE else "", pod.namespace, gpus, spec.priority, now,
             requests.get("cpu", 0), requests.get("memory", 0), requested_milli(requests, self._shares),
         )  # fmt: skip
-        sp = SimPod(uid, pod, key, row, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "")
+        sp = SimPod(uid, pod, key, row, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "", gpus=gpus)
         self.pods[key] = sp
         self.by_uid[uid] = sp
         self.jobs_model.add_member(gang, uid, sp, pod.name, gpus, now)

@@ -34,7 +34,7 @@ class Kubelets:
         self._index: dict[str, dict[int, Holder]] | None = None
         self.gpus_total = 0
         # each node's GPUs (``api.devices``): free share per device, and the ids each pod holds
-        self._nodes: dict[str, Node] = {}
+        self._nodes: dict[str, tuple[str, int]] = {}  # node -> (its share resource, units per GPU)
         self._free: dict[str, list[int]] = {}
         self._held: dict[int, tuple[int, ...]] = {}
 
@@ -61,30 +61,27 @@ class Kubelets:
     def _set_devices(self, node: Node, held: list[tuple[int, Holder]] | tuple) -> None:
         """A node's devices all free, then its pods' ids taken again (those that still exist)."""
         n = node.allocatable.get(GPU, 0)
-        self._nodes[node.name] = node
-        self._free[node.name] = [self._per(node)] * n
+        per = share_per_device(node.allocatable, node.gpu_share)
+        self._nodes[node.name] = (node.gpu_share, per)  # (read at every bind and end)
+        self._free[node.name] = [per] * n
         for uid, pod in held:
             ids = tuple(i for i in self._held.get(uid, ()) if i < n)
             self._held[uid] = ids
             self._devices_op(take, node.name, pod, ids)
 
-    @staticmethod
-    def _per(node: Node) -> int:
-        return share_per_device(node.allocatable, node.gpu_share)
-
     def _devices_op(self, op, name: str, pod: Holder, ids: tuple[int, ...]) -> None:  # noqa: ANN001
-        node = self._nodes[name]
-        whole, shared = request_of(pod.requests, node.gpu_share)
-        op(self._free[name], ids, self._per(node), whole, shared)
+        share, per = self._nodes[name]
+        whole, shared = request_of(pod.requests, share)
+        op(self._free[name], ids, per, whole, shared)
 
     def devices_of(self, uid: int) -> tuple[int, ...]:
         return self._held.get(uid, ())
 
     def pick_devices(self, name: str, requests: Mapping[str, int]) -> tuple[int, ...] | None:
         """The GPUs the node's device plugin would give a pod (``api.devices.pick``), None if none fit."""
-        node = self._nodes[name]
-        whole, shared = request_of(requests, node.gpu_share)
-        return pick(self._free[name], self._per(node), whole, shared)
+        share, per = self._nodes[name]
+        whole, shared = request_of(requests, share)
+        return pick(self._free[name], per, whole, shared)
 
     def remove_node(self, name: str) -> None:
         held = self._by_node().pop(name)
