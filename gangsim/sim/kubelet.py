@@ -34,7 +34,7 @@ class Kubelets:
         self._index: dict[str, dict[int, Holder]] | None = None
         self.gpus_total = 0
         # each node's GPUs (``api.devices``): free share per device, and the ids each pod holds
-        self._nodes: dict[str, tuple[str, int]] = {}  # node -> (its share resource, units per GPU)
+        self._share_of: dict[str, tuple[str, int]] = {}  # node -> (its share resource, units per GPU)
         self._free: dict[str, list[int]] = {}
         self._held: dict[int, tuple[int, ...]] = {}
 
@@ -62,7 +62,7 @@ class Kubelets:
         """A node's devices all free, then its pods' ids taken again (those that still exist)."""
         n = node.allocatable.get(GPU, 0)
         per = share_per_device(node.allocatable, node.gpu_share)
-        self._nodes[node.name] = (node.gpu_share, per)  # (read at every bind and end)
+        self._share_of[node.name] = (node.gpu_share, per)  # (read at every bind and end)
         self._free[node.name] = [per] * n
         for uid, pod in held:
             ids = tuple(i for i in self._held.get(uid, ()) if i < n)
@@ -70,7 +70,7 @@ class Kubelets:
             self._devices_op(take, node.name, pod, ids)
 
     def _devices_op(self, op, name: str, pod: Holder, ids: tuple[int, ...]) -> None:  # noqa: ANN001
-        share, per = self._nodes[name]
+        share, per = self._share_of[name]
         whole, shared = request_of(pod.requests, share)
         op(self._free[name], ids, per, whole, shared)
 
@@ -79,14 +79,14 @@ class Kubelets:
 
     def pick_devices(self, name: str, requests: Mapping[str, int]) -> tuple[int, ...] | None:
         """The GPUs the node's device plugin would give a pod (``api.devices.pick``), None if none fit."""
-        share, per = self._nodes[name]
+        share, per = self._share_of[name]
         whole, shared = request_of(requests, share)
         return pick(self._free[name], per, whole, shared)
 
     def remove_node(self, name: str) -> None:
         held = self._by_node().pop(name)
         self.gpus_total -= self._allocatable.pop(name).get(GPU, 0)
-        del self._nodes[name], self._free[name]
+        del self._share_of[name], self._free[name]
         for uid in held:
             self._held.pop(uid, None)
             del self._node_of[uid]  # its pods hold nothing any more (a node of that name may come back)
