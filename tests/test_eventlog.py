@@ -92,7 +92,7 @@ def test_count(calls, want):
 
 # ---- every reason is an EventReason --------------------------------------------------------------
 def test_every_end_reason_is_also_an_event_reason():
-    """``Cluster._end_pod`` records a pod's end reason as the reason of its event."""
+    """``Cluster.end_pod`` records a pod's end reason as the reason of its event."""
     assert {r.value for r in EndReason} <= {r.value for r in EventReason}
 
 

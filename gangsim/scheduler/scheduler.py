@@ -38,6 +38,7 @@ from gangsim.scheduler.framework.types import (
     ResourceIndex,
 )
 from gangsim.scheduler.plugins.registry import REGISTRY
+from gangsim.scheduler.pod_infos import PodInfos, pod_signature, pod_static_key
 from gangsim.scheduler.profiles import PLACEMENT_SCORE_WEIGHTS, Policy
 from gangsim.scheduler.queue.nominator import Nominator
 from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
@@ -46,28 +47,6 @@ from gangsim.scheduler.schedule_one import schedule_one
 from gangsim.scheduler.schedule_podgroup import schedule_podgroup
 
 MAX_CYCLES_PER_INSTANT = 2_000_000
-
-
-def pod_static_key(pod: Pod) -> tuple:
-    s = pod.spec
-    aff = s.affinity
-    return (
-        s.tolerations,
-        tuple(sorted(s.node_selector.items())),
-        aff.node_required if aff else None,
-        aff.node_preferred if aff else (),
-        s.node_name,
-    )
-
-
-def pod_signature(pod: Pod, demand: np.ndarray) -> tuple:
-    """KEP-5598 signature: pods with equal signatures get equal Filter/Score results.
-    Pods with pod (anti-)affinity or topology spread constraints are unsignable (empty tuple):
-    their Filter codes depend on the pods of other nodes."""
-    s = pod.spec
-    if (s.affinity is not None and s.affinity.has_pod_affinity) or s.topology_spread:
-        return ()
-    return (pod_static_key(pod), demand.tobytes(), s.nonzero_milli_cpu, s.nonzero_memory, s.scheduler_name)
 
 
 class Scheduler:
@@ -133,7 +112,8 @@ class Scheduler:
         self._gated_message: dict[int, str] = {}
         self._pod_updates = 0  # pod spec updates so far (a ``PreEnqueueMemo`` holds while none came)
         self.kept_unbound: list[tuple[PodInfo, int]] = []  # ``schedule_podgroup``'s kept placements not bound yet
-        self._spec_cache: dict[int, tuple] = {}
+        self.pod_infos = PodInfos(resources)
+        self.make_pod_info = self.pod_infos.make  # (a bound method: no frame of its own per pod)
 
     # ---- the Handle's shared state (framework.runtime.Services, cycle_handle.SchedulerHandle) --
     def framework_for(self, scheduler_name: str) -> Framework | None:
@@ -303,31 +283,6 @@ class Scheduler:
         self.bump()
 
     # ---- pods --------------------------------------------------------------------------------
-    def make_pod_info(self, pod: Pod, uid: int, now: int) -> PodInfo:
-        # Job pods share their template's PodSpec: derive its vectors and keys once per spec
-        derived = self._spec_cache.get(id(pod.spec))
-        if derived is None or derived[0] is not pod.spec:
-            demand = self.resources.vector(pod.spec.requests, pod=True)
-            cols = np.flatnonzero(demand).astype(np.int64)
-            derived = (pod.spec, demand, cols, demand[cols], pod_static_key(pod), pod_signature(pod, demand))
-            if len(self._spec_cache) > 65536:
-                self._spec_cache.clear()
-            self._spec_cache[id(pod.spec)] = derived
-        _, demand, cols, amounts, static_key, signature = derived
-        return PodInfo(
-            uid=uid,
-            namespace=pod.namespace,
-            name=pod.name,
-            spec=pod.spec,
-            demand=demand,
-            fit_cols=cols,
-            fit_amounts=amounts,
-            created_ms=now,
-            group_key=f"{pod.namespace}/{pod.spec.scheduling_group}" if pod.spec.scheduling_group else "",
-            static_key=static_key,
-            signature=signature,
-        )
-
     def on_pod_add(self, pod: Pod, uid: int) -> PodInfo:
         """An unscheduled pod appeared. Pods with no matching profile are never queued."""
         info = self.make_pod_info(pod, uid, self.cluster.now)

@@ -1,6 +1,7 @@
-"""The simulated API server, kubelets and controllers around the scheduler.
+"""The simulated cluster around the scheduler: its object store, kubelets and controllers.
 
-Applies trace events to the object store, runs the Job controller (pods ``<job>-<index>``,
+Trace events reach the object store through the API server's handlers (``sim.apiserver``); the
+cluster keeps the pods' lifecycle, runs the Job controller (pods ``<job>-<index>``,
 recreated after failures), implements the scheduler's ``ClusterAPI`` (bind, Permit
 reservations, preemption), keeps the GPU accounting that feeds the timeline, and decides whether
 each preemption was in vain. Everything it learns goes into the ``EventLog``.
@@ -9,61 +10,22 @@ each preemption was in vain. Everything it learns goes into the ``EventLog``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 from functools import partial
 
-from gangsim.api.devices import GPU, format_ids, gpu_milli, requested_milli, share_per_device
+from gangsim.api.devices import format_ids, gpu_milli, requested_milli
 from gangsim.api.objects import Node, Pod, PodDisruptionBudget, PodGroup, PolicyKind
-from gangsim.api.trace import Op, TraceEvent
-from gangsim.eventlog import EndReason, EventLog, EventReason, FailureStreak, GangState, VictimRecord
+from gangsim.api.trace import TraceEvent
+from gangsim.eventlog import EndReason, EventLog, EventReason, GangState, VictimRecord
 from gangsim.scheduler.framework.handle import Timer, Victim
 from gangsim.scheduler.framework.types import PodInfo
 from gangsim.scheduler.informer import Informer
+from gangsim.sim.apiserver import APIServer
 from gangsim.sim.engine import Engine, Phase
 from gangsim.sim.in_vain import InVainTracker
 from gangsim.sim.jobcontroller import JobController
 from gangsim.sim.jobs import LONE, Gang, JobModel
 from gangsim.sim.kubelet import Kubelets
-
-
-class PodState(Enum):
-    """A pod as its kubelet and the API server see it (the scheduler keeps its own ``PodPhase``)."""
-
-    PENDING = "pending"  # not on a node
-    WAITING = "waiting"  # reserved on a node while its gang waits at Permit
-    RUNNING = "running"  # bound
-    TERMINATING = "terminating"  # a preemption victim in its grace period
-    ENDED = "ended"
-
-
-PENDING, WAITING, RUNNING, TERMINATING, ENDED = PodState
-
-
-@dataclass(slots=True, eq=False)
-class SimPod:
-    uid: int
-    pod: Pod
-    key: str  # "namespace/name"
-    row: int  # its row in ``EventLog.pods``
-    gang: Gang
-    info: PodInfo | None = None
-    state: PodState = PENDING
-    job_key: str = ""
-    milli: int = 0  # GPU-milli it holds on its node (``api.devices.gpu_milli``), while it holds one
-    gpus: int = 0  # whole GPUs it asks (``PodSpec.gpus``, read once: every bind and end reads it)
-
-    @property
-    def requests(self) -> dict[str, int]:
-        return self.pod.spec.requests
-
-
-@dataclass(slots=True, eq=False)
-class FailureRun:
-    """Pods that failed together, and the event log's streak of their repeats."""
-
-    infos: tuple[PodInfo, ...]
-    streak: FailureStreak
+from gangsim.sim.pods import ENDED, PENDING, RUNNING, TERMINATING, WAITING, FailureRun, SimPod
 
 
 class Cluster:
@@ -80,7 +42,7 @@ class Cluster:
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.jobs_model = JobModel(engine, log, on_busy_delta=self._busy_delta, fail_pods=self._fail_pods, complete_gang=self._complete_gang, domain_of=self._domain_of)
         self.job_controller = JobController(
-            engine, log, create_pod=self.create_pod, end_pod=self._end_pod, sample=self._sample, pod_running=lambda sp: sp.state == RUNNING
+            engine, log, create_pod=self.create_pod, end_pod=self.end_pod, sample=self._sample, pod_running=lambda sp: sp.state == RUNNING
         )
         self._uid = 0
         self.gpus_allocated = 0
@@ -88,7 +50,7 @@ class Cluster:
         # the same in GPU-milli, shared GPUs included (1000 per whole GPU)
         self.milli_allocated = 0
         self.milli_busy = 0
-        self._shares: dict[str, int] = {}  # declared share resource -> units per GPU (first node's)
+        self.shares: dict[str, int] = {}  # declared share resource -> units per GPU (first node's)
         self.pending_pods = 0
         self.binds = 0  # pods bound so far (the progress bar's count)
         self.pending_gpu_pods = 0
@@ -98,26 +60,7 @@ class Cluster:
         # ClusterAPI: a scheduling attempt of a pod or PodGroup started / ended (in-vain decisions)
         self.attempt_started = self.in_vain.attempt_started
         self.attempt_finished = self.in_vain.attempt_finished
-        self._apply: dict[tuple[Op, str], Callable[[TraceEvent], None]] = {
-            (Op.CREATE, "Node"): self._create_node,
-            (Op.PATCH, "Node"): self._patch_node,
-            (Op.DELETE, "Node"): self._delete_node,
-            (Op.CREATE, "Pod"): self._create_pod,
-            (Op.PATCH, "Pod"): self._patch_pod,
-            (Op.DELETE, "Pod"): self._delete_pod,
-            (Op.CREATE, "Job"): self._create_job,
-            (Op.PATCH, "Job"): self._patch_job,
-            (Op.DELETE, "Job"): self._delete_job,
-            (Op.CREATE, "PodGroup"): self._create_podgroup,
-            (Op.PATCH, "PodGroup"): self._patch_podgroup,
-            (Op.DELETE, "PodGroup"): self._delete_podgroup,
-            (Op.CREATE, "CompositePodGroup"): self._create_composite,
-            (Op.PATCH, "CompositePodGroup"): self._create_composite,
-            (Op.DELETE, "CompositePodGroup"): self._delete_composite,
-            (Op.CREATE, "PodDisruptionBudget"): self._create_pdb,
-            (Op.PATCH, "PodDisruptionBudget"): self._create_pdb,
-            (Op.DELETE, "PodDisruptionBudget"): self._delete_pdb,
-        }
+        self.api = APIServer(self)  # trace events: the object store and its watchers
 
     def attach(self, scheduler: Informer) -> None:
         self.scheduler = scheduler
@@ -275,7 +218,7 @@ class Cluster:
     def _victim_gone(self, sp: SimPod) -> None:
         if sp.state == ENDED:
             return
-        self._end_pod(sp, EndReason.PREEMPTED)
+        self.end_pod(sp, EndReason.PREEMPTED)
 
     # ---- accounting ---------------------------------------------------------------------------
     def _busy_delta(self, delta: int, milli: int) -> None:
@@ -317,118 +260,20 @@ class Cluster:
             self.milli_busy,
         )
 
-    # ---- trace events -------------------------------------------------------------------------
+    # ---- trace events (``sim.apiserver``) ------------------------------------------------------
     def apply(self, ev: TraceEvent) -> None:
-        handler = self._apply.get((ev.op, ev.kind))
-        if handler is None:
-            return  # kinds with no runtime effect (PriorityClass, Workload)
-        handler(ev)
-        self._sample()
+        if self.api.apply(ev):
+            self._sample()
 
-    def _next_uid(self) -> int:
+    def next_uid(self) -> int:
         self._uid += 1
         return self._uid
-
-    # nodes
-    def _create_node(self, ev: TraceEvent) -> None:
-        node: Node = ev.obj  # type: ignore[assignment]
-        self._next_uid()
-        self.nodes[node.name] = node
-        if node.gpu_share and node.allocatable.get(GPU, 0):
-            self._shares.setdefault(node.gpu_share, share_per_device(node.allocatable, node.gpu_share))
-        self.kubelets.add_node(node)
-        self.scheduler.on_node_add(node)
-
-    def _patch_node(self, ev: TraceEvent) -> None:
-        new: Node = ev.obj  # type: ignore[assignment]
-        old = self.nodes[new.name]
-        self.nodes[new.name] = new
-        self.kubelets.update_node(new)
-        self.scheduler.on_node_update(old, new)
-        self.log.event(self.now, "Node", new.name, new.name, EventReason.NODE_UPDATED, "")
-
-    def _delete_node(self, ev: TraceEvent) -> None:
-        name = ev.name
-        if name not in self.nodes:
-            return
-        self.log.event(self.now, "Node", name, name, EventReason.NODE_FAILED, "node failed and was deleted")
-        for sp in self.kubelets.pods_on(name):
-            assert isinstance(sp, SimPod)
-            if sp.state == WAITING:
-                self.scheduler.reject_waiting_pod(sp.info, "node deleted")  # type: ignore[arg-type]
-            else:
-                self._end_pod(sp, EndReason.NODE_FAILED)
-        del self.nodes[name]
-        self.kubelets.remove_node(name)
-        self.scheduler.on_node_delete(name)
-
-    # pods
-    def _create_pod(self, ev: TraceEvent) -> None:
-        self.create_pod(ev.obj)  # type: ignore[arg-type]
-
-    def _patch_pod(self, ev: TraceEvent) -> None:
-        pod: Pod = ev.obj  # type: ignore[assignment]
-        sp = self.pods.get(pod.key)
-        if sp is None:
-            return
-        sp.pod = pod
-        if sp.info is not None:
-            self.scheduler.on_pod_update(sp.info, pod)
-
-    def _delete_pod(self, ev: TraceEvent) -> None:
-        sp = self.pods.get(f"{ev.namespace}/{ev.name}")
-        if sp is not None:
-            self._end_pod(sp, EndReason.DELETED, recreate=False)
-
-    # jobs
-    def _create_job(self, ev: TraceEvent) -> None:
-        self._next_uid()
-        self.job_controller.create(ev.obj)  # type: ignore[arg-type]
-
-    def _patch_job(self, ev: TraceEvent) -> None:
-        self.job_controller.patch(ev.obj)  # type: ignore[arg-type]
-
-    def _delete_job(self, ev: TraceEvent) -> None:
-        self.job_controller.delete(f"{ev.namespace}/{ev.name}")
-
-    # pod groups
-    def _create_podgroup(self, ev: TraceEvent) -> None:
-        pg: PodGroup = ev.obj  # type: ignore[assignment]
-        self._next_uid()
-        self.pod_groups[pg.key] = pg
-        g = self._gang_for_group(pg.key, submitted_ms=self.now)
-        self._configure_group_gang(g, pg)
-        if g.record is not None:
-            g.record.submitted_ms = max(g.record.submitted_ms, self.now)
-        self.scheduler.on_podgroup_add(pg)
-
-    def _patch_podgroup(self, ev: TraceEvent) -> None:
-        pg: PodGroup = ev.obj  # type: ignore[assignment]
-        old = self.pod_groups.get(pg.key)
-        self.pod_groups[pg.key] = pg
-        g = self._gang_for_group(pg.key, submitted_ms=self.now)
-        self._configure_group_gang(g, pg)
-        if old is not None and old.policy.min_count != pg.policy.min_count:
-            self.log.event(self.now, "PodGroup", pg.key, "", EventReason.MIN_COUNT_CHANGED, f"minCount {old.policy.min_count} -> {pg.policy.min_count}")
-        self.scheduler.on_podgroup_update(old, pg)
-
-    def _delete_podgroup(self, ev: TraceEvent) -> None:
-        key = f"{ev.namespace}/{ev.name}"
-        self.pod_groups.pop(key, None)
-        self.scheduler.on_podgroup_delete(key)
-
-    def _create_composite(self, ev: TraceEvent) -> None:
-        """Create or patch (its spec is immutable but for nothing the scheduler reads)."""
-        self.scheduler.on_composite_pod_group_add(ev.obj)  # type: ignore[arg-type]
-
-    def _delete_composite(self, ev: TraceEvent) -> None:
-        self.scheduler.on_composite_pod_group_delete(f"{ev.namespace}/{ev.name}")
 
     def _domain_of(self, node: str, key: str) -> str:
         n = self.nodes.get(node)
         return n.labels.get(key, "") if n is not None else ""
 
-    def _configure_group_gang(self, g: Gang, pg: PodGroup) -> None:
+    def configure_group_gang(self, g: Gang, pg: PodGroup) -> None:
         g.topology_key = pg.policy.topology_keys[0] if pg.policy.topology_keys else ""
         if g.record is not None:
             g.record.topology_key = g.topology_key
@@ -438,16 +283,8 @@ class Cluster:
             g.record.priority = pg.priority
         self.jobs_model.set_min_count(g, pg.policy.min_count if pg.policy.kind is PolicyKind.GANG else None)
 
-    # PDBs
-    def _create_pdb(self, ev: TraceEvent) -> None:
-        """Create or patch: the PDB as it is now."""
-        self.scheduler.on_pdb_add(ev.obj)  # type: ignore[arg-type]
-
-    def _delete_pdb(self, ev: TraceEvent) -> None:
-        self.scheduler.on_pdb_delete(f"{ev.namespace}/{ev.name}")
-
     # ---- pod lifecycle ------------------------------------------------------------------------
-    def _gang_for_group(self, key: str, *, submitted_ms: int) -> Gang:
+    def gang_for_group(self, key: str, *, submitted_ms: int) -> Gang:
         pg = self.pod_groups.get(key)
         return self.jobs_model.gang(key, "PodGroup", submitted_ms=submitted_ms, priority=pg.priority if pg else 0)
 
@@ -456,9 +293,9 @@ class Cluster:
         if spec.scheduling_group:
             key = f"{pod.namespace}/{spec.scheduling_group}"
             fresh = key not in self.jobs_model.gangs
-            g = self._gang_for_group(key, submitted_ms=self.now)
+            g = self.gang_for_group(key, submitted_ms=self.now)
             if fresh and key in self.pod_groups:
-                self._configure_group_gang(g, self.pod_groups[key])
+                self.configure_group_gang(g, self.pod_groups[key])
             if g.record is not None and not g.members and g.record.started_ms is None:
                 g.record.submitted_ms = max(g.record.submitted_ms, self.now)
             return g
@@ -477,7 +314,7 @@ class Cluster:
         key = pod.key  # built once (``Pod.key`` builds it at each use)
         if key in self.pods:
             return None  # validated at load; a Job index collision would land here
-        uid = self._next_uid()
+        uid = self.next_uid()
         spec = pod.spec
         now = self.now
         if self.scheduler.has_profile(spec.scheduler_name) or spec.node_name:
@@ -498,7 +335,7 @@ class Cluster:
         # attempt: > 0 when recreated by its Job controller, or by name again
         row, attempt = self.log.pods.created(
             key, gang.key if gang.kind != LONE else "", pod.namespace, gpus, spec.priority, now,
-            requests.get("cpu", 0), requests.get("memory", 0), requested_milli(requests, self._shares),
+            requests.get("cpu", 0), requests.get("memory", 0), requested_milli(requests, self.shares),
         )  # fmt: skip
         sp = SimPod(uid, pod, key, row, gang, job_key=f"{pod.namespace}/{pod.job}" if pod.job else "", gpus=gpus)
         self.pods[key] = sp
@@ -527,9 +364,9 @@ class Cluster:
             return
         reason = "node not found" if not known else "insufficient resources"
         self.log.event(self.now, "Pod", sp.key, name, EventReason.REJECTED, f"kubelet admission on {name}: {reason}")
-        self._end_pod(sp, EndReason.REJECTED, recreate=False, logged=True)
+        self.end_pod(sp, EndReason.REJECTED, recreate=False, logged=True)
 
-    def _end_pod(self, sp: SimPod, reason: str, *, recreate: bool = True, logged: bool = False) -> None:
+    def end_pod(self, sp: SimPod, reason: str, *, recreate: bool = True, logged: bool = False) -> None:
         """The pod ends (``reason``); ``logged``: the caller already recorded its event."""
         if sp.state == ENDED:
             return
@@ -564,7 +401,7 @@ class Cluster:
 
     def _fail_pods(self, sps: list, reason: str) -> None:
         for sp in sps:
-            self._end_pod(sp, reason)
+            self.end_pod(sp, reason)
 
     def _complete_gang(self, g: Gang) -> None:
         for sp in list(g.members.values()):
@@ -572,9 +409,9 @@ class Cluster:
                 self.job_controller.gang_completed(sp.job_key)
         for sp in list(g.members.values()):
             if sp.state == RUNNING:
-                self._end_pod(sp, EndReason.COMPLETED)
+                self.end_pod(sp, EndReason.COMPLETED)
             else:
-                self._end_pod(sp, EndReason.CANCELLED, recreate=False)
+                self.end_pod(sp, EndReason.CANCELLED, recreate=False)
 
     # ---- end of run -----------------------------------------------------------------------------
     def close(self) -> None:

@@ -17,7 +17,7 @@ from builders import create, delete, events_of, make_group, make_job, make_node,
 from gangsim.api.objects import PodGroupPolicy, PodGroupTemplate, PriorityClass, Workload
 from gangsim.api.trace import Op, TraceEvent
 from gangsim.scheduler.framework.handle import Victim
-from gangsim.sim.cluster import PodState
+from gangsim.sim.pods import PodState
 from gangsim.sim.engine import Phase
 from gangsim.sim.replay import Setup
 from fakes import make_cluster

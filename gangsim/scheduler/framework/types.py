@@ -53,7 +53,7 @@ class ResourceIndex:
 
 # ---- states ------------------------------------------------------------------------------------
 class PodPhase(IntEnum):
-    """Where the scheduler has a pod (its own view; the kubelet's is ``gangsim.sim.cluster.PodState``)."""
+    """Where the scheduler has a pod (its own view; the kubelet's is ``gangsim.sim.pods.PodState``)."""
 
     PENDING = 0  # not assigned to a node (queued, gated, in flight)
     WAITING = 1  # reserved on a node, waiting at Permit
