@@ -52,6 +52,7 @@ class Gang:
     rendezvous: Timer | None = None
     finished: bool = False
     names: dict[str, int] = field(default_factory=dict)  # distinct pod name -> gpus
+    gpus: int = 0  # the sum of ``names``' gpus (kept as they are added: a gang of 128 adds 128 times)
     topology_key: str = ""  # its PodGroup's schedulingConstraints.topology[0].key
 
     def threshold(self) -> int:
@@ -60,10 +61,6 @@ class Gang:
         if self.expected_pods is not None:
             return self.expected_pods
         return max(1, len(self.names))
-
-    @property
-    def gpus(self) -> int:
-        return sum(self.names.values())
 
 
 class JobModel:
@@ -103,6 +100,7 @@ class JobModel:
         g.members[uid] = pod
         if name not in g.names:
             g.names[name] = gpus
+            g.gpus += gpus
             if g.record is not None:
                 g.record.pods = len(g.names)
                 g.record.gpus = g.gpus

@@ -45,11 +45,12 @@ class Layout:
     (ascending), ``row_keys``, and ``ident``, the same number for the same contents (None:
     ``kept=False``, a layout unlikely to come again, whose replay is not kept)."""
 
-    __slots__ = ("positions", "keys", "ident")
+    __slots__ = ("positions", "keys", "ident", "single")
 
     def __init__(self, positions: list[int], keys: list[tuple[tuple[int, int], ...]], *, kept: bool = True) -> None:
         self.positions = positions
         self.keys = keys
+        self.single = max(map(len, keys), default=0) <= 1  # every row takes one pod (whole-node pods)
         self.ident: int | None = None
         if not kept:
             return
@@ -110,10 +111,13 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
     first = row_totals(fw, entry, pods[0], rows, constant)
     if first is None:
         return None
-    keys = [[(-int(t), int(r))] for t, r in zip(first.tolist(), rows.tolist())]
+    most = int(per_row.max()) if len(per_row) else 1
+    if most <= 1:  # fast path: every row takes one pod, nothing to score again
+        return [((t, r),) for t, r in zip((-first).tolist(), rows.tolist())]
+    keys = [[(t, r)] for t, r in zip((-first).tolist(), rows.tolist())]
     spare = iter(pods[:need])  # the rows' k-th pod, placed round by round; the last pod is scored
     with ExitStack() as placed:
-        for k in range(1, int(per_row.max()) if len(per_row) else 1):
+        for k in range(1, most):
             again = np.flatnonzero(per_row > k)
             placed.enter_context(fw.snapshot.with_pods([(next(spare), int(rows[i])) for i in again.tolist()]))
             totals = row_totals(fw, None, pods[-1], rows[again], constant)
@@ -154,7 +158,7 @@ def steps(n: int, to_find: int, start: int, layout: Layout, searches: int) -> It
     live = list(layout.positions)
     taken = dict.fromkeys(live, 0)
     key_of = dict(zip(live, layout.keys))
-    now = {pos: key_of[pos][0] for pos in live}
+    now = dict(zip(live, [k[0] for k in layout.keys]))
     done = 0
     while done < searches and len(live) > to_find:  # each stops at the (to_find+1)-th feasible row; the next starts there
         done += 1
@@ -177,6 +181,13 @@ def steps(n: int, to_find: int, start: int, layout: Layout, searches: int) -> It
     # the rest scan every row (rows only leave ``live``) and start where they started: each takes
     # the least (key, position) of all live rows, the one ``min`` over ``live`` (ascending
     # positions, first of equal keys) would find, from a heap instead of a scan per pod
+    if layout.single:  # fast path: each pops its row, so they take the live rows in (key, position) order
+        ranked = sorted(zip(map(now.__getitem__, live), live))
+        for _, pos in ranked[: searches - done]:
+            yield start, n, pos
+        for _ in range(searches - done - len(ranked)):
+            yield start, n, -1
+        return
     heap = [(now[pos], pos) for pos in live]
     heapify(heap)
     for _ in range(searches - done):

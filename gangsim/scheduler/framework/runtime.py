@@ -42,6 +42,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _FAILED_WITH_NOMINATED = "failed_with_nominated"
 _SIGNATURE = "signature"
+# the diagnosis of every search ``counted_searches`` replays: a placed pod's is never read
+_PLACED = Diagnosis()
 
 
 class Services(Protocol):
@@ -532,7 +534,7 @@ class Framework(Handle):
                 return None, repeated
         counted = self.counted_searches if upcoming is not None and self.recorder is None else None
         if counted is not None and (row := counted.take(pod, upcoming)) is not None:  # type: ignore[arg-type]
-            return ScheduleResult(row, 0, 1), Diagnosis()
+            return ScheduleResult(row, 0, 1), _PLACED
         evaluated, start = self.filter_rows_evaluated, self.next_start_index
         feasible, diagnosis = self.find_nodes_that_fit(state, pod)
         if len(feasible) == 0:
