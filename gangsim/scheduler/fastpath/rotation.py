@@ -181,7 +181,7 @@ def steps(n: int, to_find: int, start: int, layout: Layout, searches: int) -> It
     # the rest scan every row (rows only leave ``live``) and start where they started: each takes
     # the least (key, position) of all live rows, the one ``min`` over ``live`` (ascending
     # positions, first of equal keys) would find, from a heap instead of a scan per pod
-    if layout.single:  # fast path: each pops its row, so they take the live rows in key order (a key names its row)
+    if layout.single:  # fast path: each pops its row, so they take the live rows in (key, position) order (a stable sort)
         ranked = sorted(live, key=now.__getitem__)
         for pos in ranked[: searches - done]:
             yield start, n, pos
