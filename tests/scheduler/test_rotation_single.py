@@ -1,7 +1,8 @@
 """``rotation.steps``' fast path for a layout whose rows each take one pod (``Layout.single``:
 whole-node pods, NASA under ``pod`` and ``permit``): the searches that scan every row take the
 live rows in key order instead of popping a heap. A/B against the heap (the same layout with
-``single`` off) over generated layouts, and ``row_keys``' shape for such a layout."""
+``single`` off) over generated layouts, and a layout with a row that takes two pods, which keeps
+the heap."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
