@@ -10,6 +10,7 @@ reverted before submission; successful pods are then assumed for real and bound.
 from __future__ import annotations
 
 import time
+from itertools import repeat
 from operator import attrgetter, countOf
 
 from gangsim.errors import go_quote
@@ -50,6 +51,7 @@ PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
 # phases, looking for a terminating pod), the per-pod reads of an attempt go through ``map`` and
 # ``countOf``.
 _PHASE, _TERMINATING = attrgetter("phase"), attrgetter("terminating")
+_SPEC, _UID, _AFFINITY = attrgetter("spec"), attrgetter("uid"), attrgetter("spec.affinity")
 
 
 def pending_pods(pods: list[PodInfo]) -> list[PodInfo]:
@@ -83,10 +85,11 @@ def group_pod_order(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> li
     return ordered
 
 
-def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
+def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo], scheduled: int | None = None) -> str:
     """§1.5 (``validatePodGroup``): each pod, queued ones first then the scheduled ones, must have
     the first queued pod's scheduler name, the group's priority and its preemption policy (the
-    first queued pod's when the group sets none); then the profile must exist."""
+    first queued pod's when the group sets none); then the profile must exist. ``scheduled``:
+    ``st.scheduled_count()`` when the caller knows it."""
     group = st.group
     first = pods[0]
     group_priority = group.priority if group else 0
@@ -95,7 +98,10 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo]) -> str:
     # the checks read only a pod's spec (a Job's pods share their template's): a pod with the
     # spec object the pod before it passed with passes too, and is not checked again
     passed = None
-    for p in pods + st.scheduled_members():
+    everyone = pods + st.scheduled_members(scheduled) if scheduled is None or scheduled else pods
+    if len(set(map(id, map(_SPEC, everyone)))) == 1:
+        everyone = everyone[:1]  # one spec object for all (a stuck Job's gang): the others are skipped below
+    for p in everyone:
         if p.spec is passed:
             continue
         if p.spec.scheduler_name != first.spec.scheduler_name:
@@ -308,13 +314,13 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
         return
     started = time.perf_counter()
 
-    message = validate(h, st, pods)
+    scheduled0 = st.scheduled_count()
+    message = validate(h, st, pods, scheduled0)
     if message:
         finish(h, e, st, pods, CycleOutcome.ERROR, Status(Code.ERROR, (message,)), started)
         return
     fw = h.framework_for(pods[0].spec.scheduler_name)
     assert fw is not None  # validate checked the profile
-    scheduled0 = st.scheduled_count()
     rec = fw.recorder
     if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
         rec.active = True
@@ -397,6 +403,8 @@ def keeps_placements(h: SchedulerHandle, fw: Framework, pods: list[PodInfo]) -> 
     (``Scheduler.note_bind``), so neither may be in play."""
     if not fw.fast_path.keep_placements or h.config.partial_success:
         return False
+    if countOf(map(_AFFINITY, pods), None) == len(pods):
+        return True  # (no pod has an affinity at all: a gang's usual case, counted at C speed)
     return not any(p.spec.affinity is not None and p.spec.affinity.has_pod_affinity for p in pods)
 
 
@@ -449,7 +457,7 @@ def finish(
             messages = (group_message,) * len(pending)
         else:
             failed, default = result.failed, group_message or NO_PODS_SCHEDULABLE
-            messages = tuple(failed.get(p.uid, default) for p in pending)
+            messages = tuple(map(failed.get, map(_UID, pending), repeat(default, len(pending))))
     if not repeats_last_failure(h, st, attempted, pending, messages, outcome, nominations, cleared=tuples is not None):
         record_failures(h, attempted, pending, messages, nominations)
         st.failures = h.cluster.failures_recorded(pending, messages) if outcome is CycleOutcome.UNSCHEDULABLE and nominations is None else None

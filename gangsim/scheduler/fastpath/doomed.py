@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import attrgetter, countOf
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -31,6 +32,7 @@ from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 MAX_PLANS = 4096
 T = TypeVar("T")
+_SIGNATURE, _NOMINATED_ROW = attrgetter("signature"), attrgetter("nominated_row")
 
 
 class Runner(rotation.Runner, Protocol):
@@ -150,7 +152,8 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     taken back, as ``row_keys`` and ``put_back`` make, change nothing): a stuck gang retried on
     an unchanged cluster, or on 40 full blocks, reuses its plans."""
     signature = pods[0].signature
-    if not signature or any(p.signature != signature or p.nominated_row != NO_NODE for p in pods):
+    n = len(pods)  # (each pod has the signature and no nomination: counted at C speed)
+    if not signature or countOf(map(_SIGNATURE, pods), signature) != n or countOf(map(_NOMINATED_ROW, pods), NO_NODE) != n:
         return None
     if enough_rows(fw, pods[0], min_count - scheduled0):
         return None  # what ``_plan`` would find (``feasible``'s ``fewer_than``), without the plan's key and lookup
@@ -185,7 +188,8 @@ def kept(fw: Runner, pods: list[PodInfo], what: tuple, compute: Callable[[], T])
     order = search_rows(fw)
     key = (search_key(fw), nodes.static_generation, pods[0].signature, len(pods), *what)
     hit = fw.doomed_plans.get(key)
-    if hit is not None and len(order) and int(nodes.row_generation[order].max()) <= hit[0]:
+    # (a row's generation is never above the table's: an unchanged table needs no look at the rows)
+    if hit is not None and len(order) and (nodes.generation <= hit[0] or int(nodes.row_generation[order].max()) <= hit[0]):
         return hit[1]
     found = compute()
     if len(fw.doomed_plans) > MAX_PLANS:

@@ -223,9 +223,10 @@ class PodGroupState:
         phases = list(map(_PHASE, self.members.values()))
         return countOf(phases, PodPhase.WAITING) + countOf(phases, PodPhase.BOUND)
 
-    def scheduled_members(self) -> list[PodInfo]:
-        """The members ``scheduled_count`` counts, in member order."""
-        if not self.scheduled_count():
+    def scheduled_members(self, count: int | None = None) -> list[PodInfo]:
+        """The members ``scheduled_count`` counts, in member order (``count``: that count, when
+        the caller has it)."""
+        if not (self.scheduled_count() if count is None else count):
             return []
         return [p for p in self.members.values() if p.phase in (PodPhase.WAITING, PodPhase.BOUND)]
 
