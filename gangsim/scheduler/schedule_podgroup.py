@@ -52,6 +52,7 @@ PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
 # ``countOf``.
 _PHASE, _TERMINATING = attrgetter("phase"), attrgetter("terminating")
 _SPEC, _UID, _AFFINITY = attrgetter("spec"), attrgetter("uid"), attrgetter("spec.affinity")
+_SIGNATURE, _NOMINATED_ROW = attrgetter("signature"), attrgetter("nominated_row")
 
 
 def pending_pods(pods: list[PodInfo]) -> list[PodInfo]:
@@ -205,6 +206,8 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
         return result
     if fast.doomed_pass and (fw.placement is None or fast.placement_passes):  # fast path: a doomed single-shape pass decided from counts
         plan = doomed.plan(fw, pods, st.min_count, scheduled0)
+        if plan is None and fast.doomed_prefix and fw.placement is None:
+            plan = doomed_prefix(fw, st, pods, scheduled0)
         if plan is not None:
             verdict = wait_as_unschedulable(fw.run_placement_feasible(st, scheduled0 + plan.placed, len(pods) - plan.evaluated))
             if verdict is not None or plan.placed == 0:
@@ -256,6 +259,26 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
             for pod, _ in reversed(result.placed):
                 snapshot.unassign(pod)
     return result
+
+
+def doomed_prefix(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int) -> doomed.DoomedPass | None:
+    """Fast path (``FastPath.doomed_prefix``): the doomed plan of a pass over pods of several
+    shapes, when the group needs every one of them (minCount = ``scheduled0`` + its pods) and the
+    pods of its first shape in pod order are doomed on their own. Those come first in pod order
+    (one priority, ``validate``; a shape's sub-group sorts by its first arrival, and no two
+    shapes share that), so the pass pod by pod places what they can, fails the next one, and
+    PlacementFeasible stops it there (scheduled + remaining = minCount - 1): no pod of another
+    shape is searched. That is ``doomed.plan`` of the first shape's ``k`` pods with minCount
+    ``scheduled0 + k``, whose pass stops at the same pod after the same searches."""
+    total = len(pods)
+    if st.min_count != scheduled0 + total or countOf(map(_SIGNATURE, pods), pods[0].signature) == total:
+        return None  # (one shape: ``doomed.plan`` had the whole group)
+    ordered = group_pod_order(fw, st, pods)
+    signature = ordered[0].signature
+    if not signature or countOf(map(_NOMINATED_ROW, ordered), NO_NODE) != total:
+        return None
+    k = countOf(map(_SIGNATURE, ordered), signature)  # (the first k in pod order)
+    return doomed.plan(fw, ordered[:k], scheduled0 + k, scheduled0)
 
 
 def counted_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], layout: counted.Replay, scheduled0: int) -> GroupResult:

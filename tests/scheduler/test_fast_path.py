@@ -25,6 +25,7 @@ SWITCHES = {
     "no-signature-cache": {"fast_path": FastPath(signature_cache=False)},
     "no-windowed-search": {"fast_path": FastPath(windowed_search=False)},
     "no-doomed-pass": {"fast_path": FastPath(doomed_pass=False)},
+    "no-doomed-prefix": {"fast_path": FastPath(doomed_prefix=False)},
     "no-repeated-failure": {"fast_path": FastPath(repeated_failure=False)},
     "no-failure-streaks": {"fast_path": FastPath(failure_streaks=False)},
     "no-row-refresh": {"fast_path": FastPath(row_refresh=False)},
