@@ -79,11 +79,6 @@ class FastPath:
     signature_cache: bool = True  # KEP-5598: Filter codes and raw scores per pod signature
     windowed_search: bool = True  # search only the rows that can hold the wanted feasible nodes (needs signature_cache)
     doomed_pass: bool = True  # decide a failing single-shape PodGroup pass from counts (needs signature_cache)
-    # (issue 16, RICC-gang) a gang of several pod shapes that needs every pod (minCount = its pods)
-    # whose first shape in pod order alone does not fit: the pass stops at the first pod that
-    # fails, before any pod of another shape, so ``doomed_pass`` decides it from that shape's pods
-    # (``schedule_podgroup.doomed_prefix``; needs doomed_pass; not under a KEP-5732 placement)
-    doomed_prefix: bool = True
     # KEP-5732 placement loop: the signature cache, search window and doomed pass over each
     # placement's rows, and placements decided from per-domain counts (needs signature_cache)
     placement_passes: bool = True
@@ -185,6 +180,11 @@ class FastPath:
     # draw each as a call makes) instead of asking them again (``RepeatedFailures.repeated_post_filter``;
     # needs repeated_failure)
     repeated_post_filter: bool = True
+    # (issue 16, RICC-gang) a gang of several pod shapes that needs every pod (minCount = its pods)
+    # whose first shape in pod order alone does not fit: the pass stops at the first pod that
+    # fails, before any pod of another shape, so ``doomed_pass`` decides it from that shape's pods
+    # (``schedule_podgroup.doomed_prefix``; needs doomed_pass; not under a KEP-5732 placement)
+    doomed_prefix: bool = True
 
 
 @dataclass(frozen=True, slots=True)

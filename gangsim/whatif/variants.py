@@ -72,6 +72,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-permit-counts": {"fast_path.permit_counts": False},
     "no-renewed-failures": {"fast_path.renewed_failures": False},
     "no-repeated-post-filter": {"fast_path.repeated_post_filter": False},
+    "no-doomed-prefix": {"fast_path.doomed_prefix": False},
 }
 
 
