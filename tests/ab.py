@@ -73,6 +73,22 @@ def report_bytes(trace, policy: str, out: Path, *, seed: int | None = None, coun
     return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
 
 
+# counters that count gangsim's work, not the cluster's (they differ between a shortcut and the
+# reference path): ``log_facts`` leaves out those whose names start with these
+WORK_COUNTERS = ("filter_rows", "batch_hits", "doomed_passes", "counted_passes", "repeated_failures", "failures_repeated")
+
+
+def log_facts(log, work: tuple[str, ...] = WORK_COUNTERS) -> tuple:
+    """Everything a report is built from, except wall-clock timings and the counters whose names
+    start with one of ``work``."""
+    return (
+        list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
+        list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
+        log.pods, log.gangs, log.victims, log.podgroup_attempts,
+        {k: v for k, v in log.counters.items() if not k.startswith(work)},
+    )  # fmt: skip
+
+
 def outcome(trace, policy: str, **changes) -> tuple[list, list]:
     """Each pod's node, bind and end times, waiting reason and attempts, and every event."""
     log = replay(trace, policy, config=trace.config.with_changes(**changes))

@@ -7,22 +7,19 @@ guard (not timing) that the shortcut searches no pod."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ab import WORK_COUNTERS, log_facts
 from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace, run
 from gangsim.api.config import FastPath, SchedulerConfig
 from gangsim.scheduler.framework.runtime import Framework
 from gangsim.sim.replay import replay
 
-WORK = ("filter_rows", "batch_hits", "doomed_passes", "counted_passes", "repeated_failures", "failures_repeated", "attempts_")
+# a decided pass is kept for the group's next attempts to repeat (``fastpath.attempts``): they
+# count their repeats in work counters too
+WORK = (*WORK_COUNTERS, "attempts_")
 
 
 def _facts(log) -> tuple:
-    """Everything a report is built from, except wall-clock timings and work counters."""
-    return (
-        list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
-        list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
-        log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(WORK)},
-    )  # fmt: skip
+    return log_facts(log, WORK)
 
 
 def _two_shapes(fast_path: FastPath = FastPath()):

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ab import log_facts
 from benchmarks import shapes
 from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace, run
 from fakes import FakeClusterAPI
@@ -173,16 +174,6 @@ def test_a_doomed_gang_fails_with_placement_feasible_counts(shortcut):
     assert log.podgroup_attempts.get("unschedulable", 0) >= 1
 
 
-def _log_facts(log) -> tuple:
-    """Everything a report is built from, except wall-clock timings and work counters."""
-    return (
-        list(log.ev_t_ms), log.ev_kind, log.ev_object, log.ev_node, log.ev_reason, log.ev_message,
-        list(log.tl_t_ms), list(log.tl_gpus_allocated), list(log.tl_pending_pods),
-        log.pods, log.gangs, log.victims, log.podgroup_attempts,
-        {k: v for k, v in log.counters.items() if not k.startswith(("filter_rows", "batch_hits", "doomed_passes", "counted_passes", "repeated_failures", "failures_repeated"))},
-    )  # fmt: skip
-
-
 @settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     nodes=st.lists(st.integers(1, 8), min_size=1, max_size=6),
@@ -201,11 +192,11 @@ def test_doomed_passes_decided_from_counts_match_the_pod_by_pod_pass(nodes, gang
         events.append(create(make_group(name, pods, priority=priority, mode=mode), at_s))
         events.append(create(make_job(name, pods, cpu=cpu, gpus=cpu, priority=priority, group=name, duration_s=60, grace_s=5), at_s))
     trace = make_trace(*events, config=NO_BACKOFF, horizon_s=600)
-    with_counts = _log_facts(replay(trace, "gang", check_invariants=True))
-    pod_by_pod = _log_facts(replay(trace, "gang", check_invariants=True, config=NO_BACKOFF.with_changes(fast_path=FastPath(doomed_pass=False))))
+    with_counts = log_facts(replay(trace, "gang", check_invariants=True))
+    pod_by_pod = log_facts(replay(trace, "gang", check_invariants=True, config=NO_BACKOFF.with_changes(fast_path=FastPath(doomed_pass=False))))
     assert with_counts == pod_by_pod
     # and with each failed attempt recorded pod by pod (``FastPath.failure_streaks`` off)
-    assert with_counts == _log_facts(replay(trace, "gang", config=NO_BACKOFF.with_changes(fast_path=FastPath(failure_streaks=False))))
+    assert with_counts == log_facts(replay(trace, "gang", config=NO_BACKOFF.with_changes(fast_path=FastPath(failure_streaks=False))))
 
 
 # ---- pod on rigid jobs: a failed pass repeated on the unchanged cluster (fastpath.repeat) ------------
