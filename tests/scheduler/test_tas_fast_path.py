@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fast_path import _log_facts, report_bytes
+from test_fast_path import report_bytes
 
+from ab import log_facts
 from benchmarks import shapes
 from builders import NO_BACKOFF, create, make_group, make_job, make_node, make_trace
 from gangsim.api.config import FastPath
@@ -133,8 +134,8 @@ def test_placement_passes_match_the_pod_by_pod_passes(blocks, gangs):
         events.append(create(make_group(name, pods, basic=basic, topology=("block",)), at_s))
         events.append(create(make_job(name, pods, cpu=1, gpus=gpus, group=name, duration_s=120), at_s))
     trace = make_trace(*events, config=NO_BACKOFF.with_changes(topology_aware_workload_scheduling=True), horizon_s=600)
-    fast = _log_facts(replay(trace, "gang", check_invariants=True))
-    assert fast == _log_facts(replay(trace, "gang", check_invariants=True, config=trace.config.with_changes(**OFF)))
+    fast = log_facts(replay(trace, "gang", check_invariants=True))
+    assert fast == log_facts(replay(trace, "gang", check_invariants=True, config=trace.config.with_changes(**OFF)))
 
 
 def test_replay_takes_the_best_row_each_search_finds():
