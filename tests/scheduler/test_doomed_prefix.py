@@ -75,8 +75,9 @@ def test_a_gang_doomed_on_its_first_shape_is_decided_without_a_search(monkeypatc
 )
 def test_two_shape_gangs_record_what_the_pass_pod_by_pod_records(nodes, gangs):
     """Random clusters and gangs of two Jobs of different shapes in one PodGroup (pods and cpu
-    of each, priority, arrival, minCount up to 2 below the pods): the replay with the shortcut records exactly what it records
-    with the switch off and with the doomed pass off (every pass pod by pod)."""
+    of each, priority, arrival, minCount up to 2 below the pods): the replay with the shortcut
+    records exactly what it records with the switch off and with the doomed pass off (every
+    pass pod by pod)."""
     events = [create(make_node(f"n{i}", cpu=cpu, gpus=cpu)) for i, cpu in enumerate(nodes)]
     for g, (pods_a, cpu_a, pods_b, cpu_b, priority, at_s, slack) in enumerate(gangs):
         name = f"g{g}"
