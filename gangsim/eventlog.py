@@ -395,7 +395,9 @@ class EventLog(Aggregation):
     # scheduler metrics (deterministic counts only; wall-clock timings live in ``timings``)
     counters: dict[str, int] = field(default_factory=dict)
     podgroup_attempts: dict[str, int] = field(default_factory=dict)  # result -> count
-    timings: dict[str, list[float]] = field(default_factory=dict)  # seconds of wall time, not in reports by default
+    # seconds of wall time, not in reports by default; doubles in an array, not a float object per
+    # sample (a congested log times millions of PodGroup attempts)
+    timings: dict[str, array] = field(default_factory=dict)
     _last_failure: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     # (kind, object, reason) -> [time of the last such event, its distinct messages so far, or
     # None once they were combined]: kept small, one per pending pod

@@ -19,7 +19,8 @@ formats the plans that ``gangsim.whatif`` computes and ``figures.py`` draws the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -55,9 +56,9 @@ class Report:
     summary: dict
     tables: Mapping[str, pl.DataFrame]  # a ``tables.Tables``: each built when first read
     # wall-clock measurements of this run (vary run to run: shown, never written to --out)
-    timings: dict[str, list[float]] = field(default_factory=dict)
+    timings: dict[str, Sequence[float]] = field(default_factory=dict)
 
 
 def build_report(log: EventLog) -> Report:
     """All tables and the summary of one replay."""
-    return Report(summary=build_summary(log), tables=build_tables(log), timings={k: list(v) for k, v in log.timings.items()})
+    return Report(summary=build_summary(log), tables=build_tables(log), timings={k: array("d", v) for k, v in log.timings.items()})

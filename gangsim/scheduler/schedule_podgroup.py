@@ -10,6 +10,8 @@ reverted before submission; successful pods are then assumed for real and bound.
 from __future__ import annotations
 
 import time
+from array import array
+from collections.abc import Callable
 from itertools import repeat
 from operator import attrgetter, countOf
 
@@ -46,6 +48,7 @@ MSG_PREEMPTION_POLICY_PODS = "all pods in a pod group hierarchy should have the 
 MSG_PROFILE = 'profile not found for scheduler name "{}"'
 NO_PODS_SCHEDULABLE = "no pods were schedulable"
 PARTIAL_SUCCESS = "PartialSuccess: preempting to place more pods of the group"
+ALGORITHM_S = "podgroup_algorithm_s"  # ``EventLog.timings``: the algorithm's wall time per attempt
 
 # A stuck gang of 32–256 pods is retried again and again: where it measured faster (counting
 # phases, looking for a terminating pod), the per-pod reads of an attempt go through ``map`` and
@@ -77,7 +80,7 @@ def group_pod_order(fw: Framework, st: PodGroupState, pods: list[PodInfo]) -> li
     order reads nothing else that can change), as a stuck gang retries."""
     if not fw.fast_path.failure_streaks:
         return pod_order(pods)
-    key = (tuple(pods), tuple([p.spec for p in pods]))
+    key = (tuple(pods), tuple(map(_SPEC, pods)))
     memo = st.order_memo
     if memo is not None and memo[0] == key:
         return memo[1]
@@ -100,7 +103,7 @@ def validate(h: SchedulerHandle, st: PodGroupState, pods: list[PodInfo], schedul
     # spec object the pod before it passed with passes too, and is not checked again
     passed = None
     everyone = pods + st.scheduled_members(scheduled) if scheduled is None or scheduled else pods
-    if len(set(map(id, map(_SPEC, everyone)))) == 1:
+    if countOf(map(id, map(_SPEC, everyone)), id(first.spec)) == len(everyone):  # (``first`` leads ``everyone``)
         everyone = everyone[:1]  # one spec object for all (a stuck Job's gang): the others are skipped below
     for p in everyone:
         if p.spec is passed:
@@ -171,7 +174,7 @@ def doomed_fit_error(fw: Framework, placed: list[PodInfo], fill: tuple[tuple[int
     return message
 
 
-def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int | None = None, *, keep: bool = False) -> GroupResult:
+def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], scheduled0: int | None = None, *, keep: Callable[[], bool] | None = None) -> GroupResult:
     """``RunRootSchedulingAlgorithm``: the placement loop when the profile has placement plugins
     (TopologyAwareWorkloadScheduling), else the default pass; a success that placed no pod is
     Unschedulable "no pods were schedulable". ``scheduled0``: ``st.scheduled_count()`` when the
@@ -185,15 +188,17 @@ def run_algorithm(fw: Framework, st: PodGroupState, pods: list[PodInfo], schedul
     return result
 
 
-def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, scheduled0: int | None = None, keep: bool = False) -> GroupResult:
+def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messages: bool = True, scheduled0: int | None = None, keep: Callable[[], bool] | None = None) -> GroupResult:
     """§8.3 (``podGroupSchedulingDefaultAlgorithm``) on the live cache as the cycle's snapshot,
     over the nodes of ``fw.placement`` when one is set; tentative placements are reverted.
     ``messages=False``: the caller drops the per-pod FitErrors of an infeasible result (a
     placement evaluated after the first), so a pass decided from counts does not render them.
     ``scheduled0``: ``st.scheduled_count()`` when the caller knows it.
-    ``keep`` (fast path ``FastPath.keep_placements``, the caller binds a success at once): a
-    successful pass keeps its tentative placements assumed (``result.kept``) instead of
-    reverting them for the caller to assume the same pods on the same rows again."""
+    ``keep`` (fast path ``FastPath.keep_placements``, the caller binds a success at once): asked
+    only after a pass pod by pod that placed pods and succeeded (a doomed or counted pass never
+    asks: a stuck gang's retries skip it), and when it says True that pass keeps its tentative
+    placements assumed (``result.kept``) instead of reverting them for the caller to assume the
+    same pods on the same rows again."""
     if scheduled0 is None:
         scheduled0 = st.scheduled_count()
     status = fw.run_placement_feasible(st, scheduled0, len(pods))
@@ -253,7 +258,7 @@ def default_pass(fw: Framework, st: PodGroupState, pods: list[PodInfo], *, messa
             if status is not None and status.code == Code.UNSCHEDULABLE:
                 break
         result.status = wait_as_unschedulable(status)
-        result.kept = keep and result.status is None and bool(result.placed)
+        result.kept = result.status is None and bool(result.placed) and keep is not None and keep()
     finally:
         if not result.kept:
             for pod, _ in reversed(result.placed):
@@ -348,7 +353,7 @@ def schedule_podgroup(h: SchedulerHandle, e: QueuedEntity, st: PodGroupState) ->
     if rec is not None:  # gangsim explain: this pass is the real one (preemption's are dry runs)
         rec.active = True
     try:
-        result = run_algorithm(fw, st, pods, scheduled0, keep=keeps_placements(h, fw, pods))
+        result = run_algorithm(fw, st, pods, scheduled0, keep=lambda: keeps_placements(h, fw, pods))
     finally:
         if rec is not None:
             rec.active = False
@@ -467,7 +472,10 @@ def finish(
     (``fastpath.bulk``)."""
     log = h.log
     log.podgroup_attempts[outcome.value] = log.podgroup_attempts.get(outcome.value, 0) + 1
-    log.timings.setdefault("podgroup_algorithm_s", []).append(time.perf_counter() - started)
+    timings = log.timings.get(ALGORITHM_S)
+    if timings is None:
+        timings = log.timings[ALGORITHM_S] = array("d")
+    timings.append(time.perf_counter() - started)
     group_message = status.message if status is not None else ""
     if tuples is not None:
         pending, messages = tuples
@@ -533,7 +541,7 @@ def repeats_last_failure(
         return False
     if not h.config.effective_fast_path.failure_streaks or len(attempted) != len(pending):
         return False
-    if not cleared and any(p.nominated_row != NO_NODE for p in pending):
+    if not cleared and countOf(map(_NOMINATED_ROW, pending), NO_NODE) != len(pending):  # (none nominated, at C speed)
         return False
     return h.cluster.failed_again(st.failures, pending, messages, renew=h.config.effective_fast_path.renewed_failures)
 

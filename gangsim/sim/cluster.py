@@ -122,9 +122,12 @@ class Cluster:
         if run is None or not run.streak.live:
             return False
         streak, k = run.streak, run.streak.start
-        if run.infos[k:] != infos or not self.in_vain.idle_for(streak.objs[k:] + also):
+        # (``is`` first, for a streak nobody left (start 0): a run checked right after it was
+        # opened holds the very tuples, and comparing a 256-pod gang's tuples element by element
+        # is what a stuck gang's retries pay)
+        if ((k or run.infos is not infos) and run.infos[k:] != infos) or not self.in_vain.idle_for(streak.objs[k:], also):
             return False
-        if streak.messages[k:] != messages:
+        if (k or streak.messages is not messages) and streak.messages[k:] != messages:
             return renew and record and times == 1 and at_ms is None and self.log.fail_anew(streak, self.now, messages)
         if record:
             self.log.fail_again(streak, self.now if at_ms is None else at_ms, times=times, last_ms=last_ms, max_gap_ms=max_gap_ms)

@@ -44,9 +44,14 @@ class InVainTracker:
             if d.armed:
                 d.attempting = True
 
-    def idle_for(self, refs: tuple[str, ...]) -> bool:
-        """No open decision has any of ``refs`` as its preemptor: their attempts change nothing here."""
-        return not self._decisions or self._decisions.keys().isdisjoint(refs)  # (refs: a joined run's thousands of pods)
+    def idle_for(self, *refs: tuple[str, ...]) -> bool:
+        """No open decision has any of the ``refs`` tuples' keys as its preemptor: their attempts
+        change nothing here. (Several tuples rather than one joined: with no decision open, as
+        mostly, a stuck gang's retry builds no copy of its 256 pods' keys.)"""
+        if not self._decisions:
+            return True
+        keys = self._decisions.keys()
+        return all(keys.isdisjoint(r) for r in refs)  # (refs: a joined run's thousands of pods)
 
     def attempt_finished(self, ref: str, *, bound: bool) -> None:
         open_ = self._decisions.get(ref)

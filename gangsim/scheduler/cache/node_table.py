@@ -39,6 +39,10 @@ class NodeTable:
         self.static_generation = 0
         # bumped on any change to any row (resources included)
         self.generation = 0
+        # ``generation`` at the last change to a row that was live then: with no node added or
+        # removed since ``g`` (``static_generation`` unchanged), a live row changed since ``g``
+        # exactly when this is above ``g`` (the live rows are the same; no max over them)
+        self.live_generation = 0
         self.row_generation = np.zeros(capacity, dtype=np.int64)
         # rows in the order they changed, so caches refresh only those; reset (new epoch) when long
         self.touched: list[int] = []
@@ -102,6 +106,8 @@ class NodeTable:
     def _touch(self, row: int, *, static: bool = False) -> None:
         self.generation += 1
         self.row_generation[row] = self.generation
+        if self.alive[row]:
+            self.live_generation = self.generation
         if len(self.touched) >= 1 << 16:
             self.touched.clear()
             self.touch_epoch += 1

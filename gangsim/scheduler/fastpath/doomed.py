@@ -188,8 +188,10 @@ def kept(fw: Runner, pods: list[PodInfo], what: tuple, compute: Callable[[], T])
     order = search_rows(fw)
     key = (search_key(fw), nodes.static_generation, pods[0].signature, len(pods), *what)
     hit = fw.doomed_plans.get(key)
-    # (a row's generation is never above the table's: an unchanged table needs no look at the rows)
-    if hit is not None and len(order) and (nodes.generation <= hit[0] or int(nodes.row_generation[order].max()) <= hit[0]):
+    # (a row's generation is never above the table's: an unchanged table needs no look at the
+    # rows; over every live row, the key's ``static_generation`` says no node came or went since
+    # the plan was kept, so ``live_generation`` says whether one of them changed)
+    if hit is not None and len(order) and (nodes.generation <= hit[0] or (nodes.live_generation if fw.placement is None else int(nodes.row_generation[order].max())) <= hit[0]):
         return hit[1]
     found = compute()
     if len(fw.doomed_plans) > MAX_PLANS:

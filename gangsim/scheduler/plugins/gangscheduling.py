@@ -52,6 +52,7 @@ NO_GROUP_IN_SNAPSHOT = "failed to build hierarchy snapshot: pod group object not
 _GATED_FOR_MIN_COUNT = Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
 _WAIT_AT_PERMIT = Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME)
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
+MAX_VERDICTS = 4096
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
 
 
@@ -104,6 +105,9 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
         self._permit_counts = args.config.effective_fast_path.permit_counts
         self.counts_reused = 0  # Permits that took the count from the previous one (tests)
         self._barriers: dict[str, _Barrier] = {}
+        # PlacementFeasible's non-success statuses by (minCount, scheduled, remaining): a Status is
+        # frozen, and a stuck gang asks the same few counts twice per attempt, for hours
+        self._verdicts: dict[tuple[int, int, int], Status] = {}
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         return (ClusterEvent.POD_GROUP,)
@@ -130,11 +134,19 @@ class GangScheduling(PreEnqueuePlugin, ReservePlugin, PermitPlugin, PlacementFea
     # ---- PlacementFeasible (§8.4) ----------------------------------------------------------------
     def placement_feasible(self, group: PodGroupState, scheduled: int, remaining: int) -> Status | None:
         min_count = group.min_count
-        if remaining + scheduled < min_count:
-            return Status(Code.UNSCHEDULABLE, (CANNOT_BE_SATISFIED.format(min_count, scheduled, remaining),), NAME)
-        if scheduled < min_count:
-            return Status(Code.WAIT, (NOT_YET_SATISFIED.format(min_count, scheduled, remaining),), NAME)
-        return None
+        if scheduled >= min_count and remaining + scheduled >= min_count:
+            return None
+        key = (min_count, scheduled, remaining)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            if remaining + scheduled < min_count:
+                verdict = Status(Code.UNSCHEDULABLE, (CANNOT_BE_SATISFIED.format(min_count, scheduled, remaining),), NAME)
+            else:
+                verdict = Status(Code.WAIT, (NOT_YET_SATISFIED.format(min_count, scheduled, remaining),), NAME)
+            if len(self._verdicts) > MAX_VERDICTS:
+                self._verdicts.clear()
+            self._verdicts[key] = verdict
+        return verdict
 
     # ---- Reserve / Permit (§7) --------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, row: int) -> Status | None:

@@ -206,6 +206,30 @@ def test_placement_feasible_messages(min_count, scheduled, remaining, want):
     assert fw.plugins[GANG].placement_feasible(st, scheduled, remaining) == want
 
 
+def test_placement_feasible_kept_verdicts_follow_the_counts(monkeypatch):
+    """The plugin keeps each non-success verdict by (minCount, scheduled, remaining): asked again,
+    with other groups' minCounts in between and past a clear of the kept ones, each answer is the
+    one the templates give for those counts."""
+    import gangsim.scheduler.plugins.gangscheduling as gs
+
+    monkeypatch.setattr(gs, "MAX_VERDICTS", 5)  # (clears the kept verdicts often)
+    _, fw = harness([])
+    plugin = fw.plugins[GANG]
+    for _ in range(2):
+        for min_count in (1, 2, 3, 5):
+            st = PodGroupState("default/g", group=make_group("g", min_count))
+            for scheduled in range(0, 6):
+                for remaining in range(0, 6):
+                    got = plugin.placement_feasible(st, scheduled, remaining)
+                    if remaining + scheduled < min_count:
+                        want = Status(Code.UNSCHEDULABLE, (CANNOT_BE_SATISFIED.format(min_count, scheduled, remaining),), GANG)
+                    elif scheduled < min_count:
+                        want = Status(Code.WAIT, (NOT_YET_SATISFIED.format(min_count, scheduled, remaining),), GANG)
+                    else:
+                        want = None
+                    assert got == want, (min_count, scheduled, remaining)
+
+
 def test_placement_feasible_message_templates_are_upstreams():
     assert CANNOT_BE_SATISFIED == "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
     assert NOT_YET_SATISFIED == "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
