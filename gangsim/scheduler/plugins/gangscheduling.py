@@ -52,8 +52,8 @@ NO_GROUP_IN_SNAPSHOT = "failed to build hierarchy snapshot: pod group object not
 _GATED_FOR_MIN_COUNT = Status.unresolvable(WAITING_FOR_MIN_COUNT, plugin=NAME)
 _WAIT_AT_PERMIT = Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME)
 CANNOT_BE_SATISFIED = "minCount ({}) cannot be satisfied: {} scheduled, {} remaining"
-MAX_VERDICTS = 4096
 NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} remaining"
+MAX_VERDICTS = 4096  # PlacementFeasible verdicts kept (``GangScheduling._verdicts``), cleared past this
 
 
 def go_duration(ms: int) -> str:
