@@ -35,6 +35,7 @@ from gangsim.scheduler.framework.types import (
     PodPhase,
     QueuedEntity,
     fit_error_message,
+    none_nominated,
 )
 
 # ``Scheduler.validatePodGroup`` (schedule_one_podgroup.go, the CompositePodGroup-era code), operands
@@ -55,7 +56,7 @@ ALGORITHM_S = "podgroup_algorithm_s"  # ``EventLog.timings``: the algorithm's wa
 # ``countOf``.
 _PHASE, _TERMINATING = attrgetter("phase"), attrgetter("terminating")
 _SPEC, _UID, _AFFINITY = attrgetter("spec"), attrgetter("uid"), attrgetter("spec.affinity")
-_SIGNATURE, _NOMINATED_ROW = attrgetter("signature"), attrgetter("nominated_row")
+_SIGNATURE = attrgetter("signature")
 
 
 def pending_pods(pods: list[PodInfo]) -> list[PodInfo]:
@@ -280,7 +281,7 @@ def doomed_prefix(fw: Framework, st: PodGroupState, pods: list[PodInfo], schedul
         return None  # (one shape: ``doomed.plan`` had the whole group)
     ordered = group_pod_order(fw, st, pods)
     signature = ordered[0].signature
-    if not signature or countOf(map(_NOMINATED_ROW, ordered), NO_NODE) != total:
+    if not signature or not none_nominated(ordered):
         return None
     k = countOf(map(_SIGNATURE, ordered), signature)  # (the first k in pod order)
     return doomed.plan(fw, ordered[:k], scheduled0 + k, scheduled0)
@@ -541,7 +542,7 @@ def repeats_last_failure(
         return False
     if not h.config.effective_fast_path.failure_streaks or len(attempted) != len(pending):
         return False
-    if not cleared and countOf(map(_NOMINATED_ROW, pending), NO_NODE) != len(pending):  # (none nominated, at C speed)
+    if not cleared and not none_nominated(pending):
         return False
     return h.cluster.failed_again(st.failures, pending, messages, renew=h.config.effective_fast_path.renewed_failures)
 

@@ -27,12 +27,12 @@ from gangsim.scheduler.fastpath import rotation
 from gangsim.scheduler.fastpath.signatures import SignatureCache, SignatureEntry
 from gangsim.scheduler.framework.handle import Nominator, SnapshotView
 from gangsim.scheduler.framework.interface import FilterPlugin, Placement
-from gangsim.scheduler.framework.types import NO_NODE, PodInfo
+from gangsim.scheduler.framework.types import NO_NODE, PodInfo, none_nominated
 
 
 MAX_PLANS = 4096
 T = TypeVar("T")
-_SIGNATURE, _NOMINATED_ROW = attrgetter("signature"), attrgetter("nominated_row")
+_SIGNATURE = attrgetter("signature")
 
 
 class Runner(rotation.Runner, Protocol):
@@ -152,8 +152,8 @@ def plan(fw: Runner, pods: list[PodInfo], min_count: int, scheduled0: int) -> Do
     taken back, as ``row_keys`` and ``put_back`` make, change nothing): a stuck gang retried on
     an unchanged cluster, or on 40 full blocks, reuses its plans."""
     signature = pods[0].signature
-    n = len(pods)  # (each pod has the signature and no nomination: counted at C speed)
-    if not signature or countOf(map(_SIGNATURE, pods), signature) != n or countOf(map(_NOMINATED_ROW, pods), NO_NODE) != n:
+    # (each pod has the signature and no nomination: counted at C speed)
+    if not signature or countOf(map(_SIGNATURE, pods), signature) != len(pods) or not none_nominated(pods):
         return None
     if enough_rows(fw, pods[0], min_count - scheduled0):
         return None  # what ``_plan`` would find (``feasible``'s ``fewer_than``), without the plan's key and lookup

@@ -8,7 +8,7 @@ status, pod phase): a typo is an AttributeError, not a new state.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum, StrEnum
 from operator import attrgetter, countOf
@@ -62,6 +62,13 @@ class PodPhase(IntEnum):
 
 
 _PHASE = attrgetter("phase")
+_NOMINATED_ROW = attrgetter("nominated_row")
+
+
+def none_nominated(pods: Sequence[PodInfo]) -> bool:
+    """No pod of ``pods`` is nominated (counted at C speed: a stuck gang of 256 pods asks on
+    every attempt)."""
+    return countOf(map(_NOMINATED_ROW, pods), NO_NODE) == len(pods)
 
 
 class QueueLocation(Enum):
