@@ -198,21 +198,22 @@ class PodLog:
         is looked up once for both (``add`` takes the attempt as given)."""
         name = pod.encode()
         h = crc32(name)
-        attempt = self._attempt_after(name, h)
-        return self._append(pod, attempt, gang, namespace, gpus, priority, created_ms, milli_cpu, memory_bytes, gpu_milli_requested, name, h), attempt
+        slot = self._slot(name, h)  # (looked up once, for both)
+        attempt = self._attempt_at(slot)
+        return self._append(pod, attempt, gang, namespace, gpus, priority, created_ms, milli_cpu, memory_bytes, gpu_milli_requested, name, h, slot), attempt
 
     def _append(
         self, pod: str, attempt: int, gang: str, namespace: str, gpus: int, priority: int, created_ms: int, milli_cpu: int, memory_bytes: int,
-        gpu_milli_requested: int, name: bytes | None = None, h: int = 0,
+        gpu_milli_requested: int, name: bytes | None = None, h: int = 0, slot: int = -1,
     ) -> int:
         """A row with these values, unbound and not ended (``name``/``h``: ``pod`` encoded and its
-        CRC-32, when the caller has them)."""
+        CRC-32, when the caller has them; ``slot``: ``_slot``'s for them, when it has it)."""
         row = len(self.pod)
         if name is None:
             name = pod.encode()
             h = crc32(name)
         self.pod.append_encoded(name)
-        self._note_latest(name, h, row)
+        self._note_latest(name, h, row, slot)
         self.attempt.append(attempt)
         self.gang.append(gang)
         self.namespace.append(namespace)
@@ -244,24 +245,27 @@ class PodLog:
             i = (i + 1) & mask
         return i
 
-    def _note_latest(self, name: bytes, h: int, row: int) -> None:
-        """Row ``row`` is now the latest of the pod named ``name`` (UTF-8; ``h`` its CRC-32)."""
+    def _note_latest(self, name: bytes, h: int, row: int, slot: int = -1) -> None:
+        """Row ``row`` is now the latest of the pod named ``name`` (UTF-8; ``h`` its CRC-32;
+        ``slot``: its ``_slot`` before the row was added, if known)."""
         if 2 * (row + 1) > len(self._latest):
             rows = [r for r in self._latest if r >= 0]
             self._latest = array("q", [-1]) * (4 * len(self._latest))
             for r in rows:
                 old = self.pod.raw(r)
                 self._latest[self._slot(old, crc32(old))] = r
-        self._latest[self._slot(name, h)] = row
+            slot = -1  # (the table grew: slots moved)
+        self._latest[self._slot(name, h) if slot < 0 else slot] = row
 
     def next_attempt(self, pod: str) -> int:
         """The ``attempt`` of a new incarnation of ``pod``: one more than the latest row of that
         name's (0 for the first)."""
         name = pod.encode()
-        return self._attempt_after(name, crc32(name))
+        return self._attempt_at(self._slot(name, crc32(name)))
 
-    def _attempt_after(self, name: bytes, h: int) -> int:
-        row = self._latest[self._slot(name, h)]
+    def _attempt_at(self, slot: int) -> int:
+        """The ``attempt`` after the row in ``_latest``'s ``slot`` (0: none)."""
+        row = self._latest[slot]
         return 0 if row < 0 else self.attempt[row] + 1
 
     def bind(self, row: int, t_ms: int, node: str, devices: str, gpu_milli: int) -> None:

@@ -124,4 +124,4 @@ def assignable(shares: Sequence[int], gpus: int, per: int) -> bool:
 
 def format_ids(ids: Sequence[int]) -> str:
     """How the pods table shows a pod's devices: ``0,1`` (empty: none)."""
-    return ",".join(str(i) for i in ids)
+    return ",".join(map(str, ids))

@@ -197,6 +197,31 @@ def test_next_attempt_counts_the_incarnations_of_a_name(names):
     assert log.pods.next_attempt("never added") == 0
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab/-0ü", min_size=1, max_size=4), min_size=33, max_size=200))  # (33 rows: the table grows)
+def test_created_gives_each_incarnation_its_attempt(names):
+    """``PodLog.created`` (the simulator's way to add a row) looks the name up once for the attempt
+    and the row: the same attempts as the dict, through the hash table's growth (which moves the
+    slot it found) and colliding names."""
+    log = EventLog()
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        row, attempt = log.pods.created(name, "", "ns", 0, 0, i, 0, 0, 0)
+        assert (row, attempt) == (i, seen.get(name, -1) + 1)
+        seen[name] = attempt
+    assert {name: log.pods.next_attempt(name) for name in seen} == {name: n + 1 for name, n in seen.items()}
+    assert [(r.pod, r.attempt) for r in log.pods] == [(name, n) for name, n in zip(names, _attempts(names))]
+
+
+def _attempts(names: list[str]) -> list[int]:
+    count: dict[str, int] = {}
+    out = []
+    for name in names:
+        out.append(count.get(name, 0))
+        count[name] = out[-1] + 1
+    return out
+
+
 def subprocess_next_attempt(pickled: bytes, name: str) -> int:
     code = "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read()).pods.next_attempt(sys.argv[1]))"
     out = subprocess.run([sys.executable, "-c", code, name], input=pickled, capture_output=True, check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})

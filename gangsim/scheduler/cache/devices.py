@@ -3,7 +3,10 @@ vectorised form for the node table).
 
 ``free[row, i]`` is device ``i``'s free share (``per[row]`` units when entirely free; -1 past the
 node's last device); ``share_col[row]`` is the resource column of the node's declared share
-(-1: none, ``per`` = 1). Binding, reserving and every tentative placement go through
+(-1: none, ``per`` = 1). ``shares[row]`` holds the row's ``free[row, :count[row]]`` as a list and
+``units[row]`` its ``per`` as an int: a bind picks and takes its devices from them with no numpy
+scalar reads (binds and ends are hot), writing each changed device back to ``free``, which
+Filter, Score and capacity read over many rows. Binding, reserving and every tentative placement go through
 ``take``/``give`` with the node table's ``assign``/``unassign``, so the row's generation moves
 with its devices and the fast path's per-signature caches stay exact.
 """
@@ -28,6 +31,8 @@ class DeviceTable:
         self.share_col = np.full(capacity, -1, dtype=np.int64)
         self.free = np.full((capacity, 1), -1, dtype=np.int64)
         self.any_share = False  # some node declares a share: shared requests are checked per device
+        self.shares: list[list[int]] = [[] for _ in range(capacity)]
+        self.units: list[int] = [1] * capacity
 
     def grow(self, capacity: int) -> None:
         for name, fill in (("count", 0), ("per", 1), ("share_col", -1)):
@@ -38,6 +43,8 @@ class DeviceTable:
         free = np.full((capacity, self.free.shape[1]), -1, dtype=np.int64)
         free[: self.free.shape[0]] = self.free
         self.free = free
+        self.shares.extend([] for _ in range(capacity - len(self.shares)))
+        self.units.extend([1] * (capacity - len(self.units)))
 
     def set_node(self, row: int, node: Node, pods: Iterable[object] = ()) -> None:
         """(Re)build a row from the node and the pods it holds (an update keeps their devices)."""
@@ -54,6 +61,8 @@ class DeviceTable:
         self.any_share = self.any_share or bool(share)
         self.free[row] = -1
         self.free[row, :n] = per
+        self.shares[row] = [per] * n
+        self.units[row] = per
         for pod in pods:
             ids = tuple(i for i in getattr(pod, "devices", ()) if i < n)
             if ids:
@@ -62,7 +71,7 @@ class DeviceTable:
     # ---- one row ---------------------------------------------------------------------------------
     def request(self, row: int, demand: np.ndarray) -> tuple[int, int]:
         """(whole GPUs, shared units) ``demand`` asks of this row's devices."""
-        whole = int(demand[self.gpu_col]) if self.gpu_col >= 0 else 0
+        whole = demand.item(self.gpu_col) if self.gpu_col >= 0 else 0
         if whole or not self.any_share:  # (no node declares a share: every ``share_col`` is -1)
             return whole, 0
         col = int(self.share_col[row])
@@ -72,11 +81,10 @@ class DeviceTable:
         whole, shared = self.request(row, demand)
         if not whole and not shared:
             return ()
-        n = int(self.count[row])
-        return pick(self.free[row, :n].tolist(), int(self.per[row]), whole, shared)
+        return pick(self.shares[row], self.units[row], whole, shared)
 
     def take(self, row: int, demand: np.ndarray, ids: tuple[int, ...]) -> None:
-        """``api.devices.take`` on the row (in place, few scalar writes: binds are hot)."""
+        """``api.devices.take`` on the row."""
         if ids:
             self._add(row, demand, ids, -1)
 
@@ -87,12 +95,13 @@ class DeviceTable:
 
     def _add(self, row: int, demand: np.ndarray, ids: tuple[int, ...], sign: int) -> None:
         whole, shared = self.request(row, demand)
-        amount = sign * (int(self.per[row]) if whole else shared)
-        n = int(self.count[row])
-        free = self.free[row]
+        amount = sign * (self.units[row] if whole else shared)
+        shares, free = self.shares[row], self.free
+        n = len(shares)
         for i in ids:
             if i < n:
-                free[i] += amount
+                shares[i] = left = shares[i] + amount
+                free[row, i] = left
 
     # ---- many rows (Filter, Score, capacity) --------------------------------------------------------
     def requests(self, rows: np.ndarray, demand: np.ndarray) -> tuple[int, np.ndarray]:

@@ -81,7 +81,7 @@ class CountedSearches:
             and nodes.generation == r.generation
             and int(nodes.row_generation[r.row]) == r.generation
             and fw.next_start_index == r.start
-            and not fw.nominator.rows()
+            and not fw.nominator.by_row
             and not fw.snapshot.affinity_pods
         )
 

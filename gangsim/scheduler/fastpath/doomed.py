@@ -82,7 +82,7 @@ def feasible(fw: Runner, pods: list[PodInfo], cap: int, *, fewer_than: int | Non
     pod = pods[0]
     if fw.rng is not None or fw.signatures is None:
         return None  # seeded host choices would draw from the RNG during the real pass
-    if pod.nominated_row != NO_NODE or fw.nominator.rows():
+    if pod.nominated_row != NO_NODE or fw.nominator.by_row:
         return None
     if not fw.counts_capacity:
         return None
@@ -165,7 +165,7 @@ def enough_rows(fw: Runner, pod: PodInfo, enough: int) -> bool:
     signature entry (refreshed as ``feasible`` and the pass itself refresh it) says at least
     ``enough`` live rows pass Filter, so the pass is not doomed (each takes at least one pod):
     a successful gang's pass skips the plan's key, lookup and store."""
-    if fw.placement is not None or fw.rng is not None or fw.signatures is None or fw.nominator.rows() or fw.snapshot.affinity_pods or not fw.counts_capacity:
+    if fw.placement is not None or fw.rng is not None or fw.signatures is None or fw.nominator.by_row or fw.snapshot.affinity_pods or not fw.counts_capacity:
         return False
     entry = fw.signatures.entry(pod)
     return entry is not None and len(fw.snapshot.nodes.order) - entry.n_failed >= enough
@@ -182,7 +182,7 @@ def search_key(fw: Runner) -> tuple[str, bytes] | None:
 def kept(fw: Runner, pods: list[PodInfo], what: tuple, compute: Callable[[], T]) -> T | None:
     """``compute()``, a function of the search rows' state and the single-shape group ``pods``,
     or its value from the last call with the same ``what`` if no search row changed since."""
-    if fw.rng is not None or fw.signatures is None or fw.nominator.rows() or fw.snapshot.affinity_pods:
+    if fw.rng is not None or fw.signatures is None or fw.nominator.by_row or fw.snapshot.affinity_pods:
         return None  # (checked again by ``feasible``; these are not part of the rows' state)
     nodes = fw.snapshot.nodes
     order = search_rows(fw)

@@ -62,7 +62,7 @@ class RepeatedFailures:
         if not pod.signature or pod.nominated_row != NO_NODE or fw.signatures is None or fw.placement is not None or fw.recorder is not None:
             return None
         snap = fw.snapshot
-        if snap.affinity_pods or fw.nominator.rows():
+        if snap.affinity_pods or fw.nominator.by_row:
             return None
         nodes = snap.nodes
         epoch = (generation, nodes.generation, nodes.static_generation, len(nodes.order))

@@ -104,14 +104,14 @@ class RunPass:
             return False
         if not self.taken.issuperset(nodes.touched[self.touched :]):
             return False
-        return pod.nominated_row == NO_NODE and not fw.nominator.rows() and not fw.snapshot.affinity_pods
+        return pod.nominated_row == NO_NODE and not fw.nominator.by_row and not fw.snapshot.affinity_pods
 
 
 def plan(fw: Runner, pods: list[PodInfo]) -> RunPass | None:
     """The searches of the first pods of ``pods`` (a run: one spec, queued one after the other)
     in one look, or None when the pass is not one (then nothing is changed or counted)."""
     cache = fw.signatures
-    if cache is None or fw.placement is not None or fw.recorder is not None or fw.nominator.rows():
+    if cache is None or fw.placement is not None or fw.recorder is not None or fw.nominator.by_row:
         return None
     if fw.reserve_plugins or fw.permit_plugins:  # the binds between the searches must be plain
         return None

@@ -54,7 +54,7 @@ def plan(fw: doomed.Runner, pods: list[PodInfo]) -> Windows | None:
     """The windows of a pass of ``pods`` (one signature, none nominated: the caller's check)
     over every node, when its searches end within one rotation and the scores are the rows' own
     as above; None otherwise (the pass runs pod by pod)."""
-    if fw.placement is not None or fw.signatures is None or fw.nominator.rows():
+    if fw.placement is not None or fw.signatures is None or fw.nominator.by_row:
         return None
     pod = pods[0]
     entry = fw.signatures.entry(pod)  # refreshed here as the first pod's search refreshes it

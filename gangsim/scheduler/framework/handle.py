@@ -9,7 +9,7 @@ views, so they never import the engine that runs them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -94,6 +94,11 @@ class SnapshotView(Protocol):
 
 
 class Nominator(Protocol):
+    @property
+    def by_row(self) -> Mapping[int, Mapping[int, "PodInfo"]]:
+        """Row -> uid -> pod; empty: nobody is nominated."""
+        ...
+
     def rows(self) -> list[int]: ...
 
     def pods_for_row(self, row: int) -> list["PodInfo"]: ...

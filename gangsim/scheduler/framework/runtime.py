@@ -423,7 +423,7 @@ class Framework(Handle):
         plugin: np.ndarray | None = None
         if entry is None:  # the reference path
             codes, plugin = self.run_filters(state, pod, rotated)
-        elif self.nominator.rows():  # fast path: signature codes, nominated rows re-checked
+        elif self.nominator.by_row:  # fast path: signature codes, nominated rows re-checked
             codes = entry.codes[rotated]
             plugin = entry.plugin[rotated]
             self._filter_with_nominated(state, pod, rotated, codes, plugin)
@@ -469,7 +469,7 @@ class Framework(Handle):
             code, j = self._first_failure(0, self.n_static, state, pod, one)
         if not code:
             code, j = self._first_failure(self.n_static, len(self.filter_plugins), state, pod, one)
-        if not code and row in self.nominator.rows():
+        if not code and row in self.nominator.by_row:
             codes, plugin = np.zeros(1, dtype=np.int8), np.full(1, -1, dtype=np.int8)
             self._filter_with_nominated(state, pod, one, codes, plugin)
             code, j = int(codes[0]), int(plugin[0])

@@ -11,13 +11,15 @@ from gangsim.scheduler.framework.types import NO_NODE, PodInfo
 
 class Nominator:
     def __init__(self) -> None:
-        self._by_row: dict[int, dict[int, PodInfo]] = {}
+        # row -> uid -> pod, each row's pods in nomination order; empty when nobody is nominated
+        # (``if nominator.by_row``: the hot "any nomination?" check, with no call and no list)
+        self.by_row: dict[int, dict[int, PodInfo]] = {}
 
     def rows(self) -> list[int]:
-        return list(self._by_row)
+        return list(self.by_row)
 
     def pods_for_row(self, row: int) -> list[PodInfo]:
-        bucket = self._by_row.get(row)
+        bucket = self.by_row.get(row)
         return list(bucket.values()) if bucket else []
 
     def nominate(self, pod: PodInfo, row: int) -> bool:
@@ -26,7 +28,7 @@ class Nominator:
             return False
         self.clear(pod)
         if row != NO_NODE:
-            self._by_row.setdefault(row, {})[pod.uid] = pod
+            self.by_row.setdefault(row, {})[pod.uid] = pod
             pod.nominated_row = row
         return True
 
@@ -34,11 +36,11 @@ class Nominator:
         row = pod.nominated_row
         if row == NO_NODE:
             return False
-        bucket = self._by_row.get(row)
+        bucket = self.by_row.get(row)
         if bucket is not None:
             bucket.pop(pod.uid, None)
             if not bucket:
-                del self._by_row[row]
+                del self.by_row[row]
         pod.nominated_row = NO_NODE
         return True
 
