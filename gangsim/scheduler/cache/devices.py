@@ -3,12 +3,14 @@ vectorised form for the node table).
 
 ``free[row, i]`` is device ``i``'s free share (``per[row]`` units when entirely free; -1 past the
 node's last device); ``share_col[row]`` is the resource column of the node's declared share
-(-1: none, ``per`` = 1). ``shares[row]`` holds the row's ``free[row, :count[row]]`` as a list and
-``units[row]`` its ``per`` as an int: a bind picks and takes its devices from them with no numpy
-scalar reads (binds and ends are hot), writing each changed device back to ``free``, which
-Filter, Score and capacity read over many rows. Binding, reserving and every tentative placement go through
+(-1: none, ``per`` = 1). Binding, reserving and every tentative placement go through
 ``take``/``give`` with the node table's ``assign``/``unassign``, so the row's generation moves
 with its devices and the fast path's per-signature caches stay exact.
+
+``shares[row]`` is the row's ``free[row, :count[row]]`` as a list and ``units[row]`` its ``per``
+as an int: a bind picks and takes its devices from them with no numpy scalar read (binds and ends
+are hot), and each device it changes is written to ``free`` too, which Filter, Score and capacity
+read over many rows.
 """
 
 from __future__ import annotations
