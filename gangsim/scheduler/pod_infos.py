@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangsim.api.objects import Pod
+from gangsim.scheduler.cache.node_table import usage_delta
 from gangsim.scheduler.framework.types import PodInfo, ResourceIndex
 
 MAX_CACHED_SPECS = 65536
@@ -36,22 +37,24 @@ def pod_signature(pod: Pod, demand: np.ndarray) -> tuple:
 
 class PodInfos:
     """Builds each pod's ``PodInfo``. Job pods share their template's PodSpec, so what derives from
-    the spec (demand vector, keys, signature) is computed once per spec object."""
+    the spec (demand vector, keys, signature, ``usage_delta``) is computed once per spec object."""
 
     def __init__(self, resources: ResourceIndex) -> None:
         self.resources = resources
-        self._spec_cache: dict[int, tuple] = {}  # id(spec) -> (spec, demand, cols, amounts, static key, signature)
+        # id(spec) -> (spec, demand, cols, amounts, static key, signature, usage delta)
+        self._spec_cache: dict[int, tuple] = {}
 
     def make(self, pod: Pod, uid: int, now: int) -> PodInfo:
         derived = self._spec_cache.get(id(pod.spec))
         if derived is None or derived[0] is not pod.spec:
             demand = self.resources.vector(pod.spec.requests, pod=True)
             cols = np.flatnonzero(demand).astype(np.int64)
-            derived = (pod.spec, demand, cols, demand[cols], pod_static_key(pod), pod_signature(pod, demand))
+            delta = usage_delta(demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
+            derived = (pod.spec, demand, cols, demand[cols], pod_static_key(pod), pod_signature(pod, demand), delta)
             if len(self._spec_cache) > MAX_CACHED_SPECS:
                 self._spec_cache.clear()
             self._spec_cache[id(pod.spec)] = derived
-        _, demand, cols, amounts, static_key, signature = derived
+        _, demand, cols, amounts, static_key, signature, delta = derived
         return PodInfo(
             uid=uid,
             namespace=pod.namespace,
@@ -64,4 +67,5 @@ class PodInfos:
             group_key=f"{pod.namespace}/{pod.spec.scheduling_group}" if pod.spec.scheduling_group else "",
             static_key=static_key,
             signature=signature,
+            usage_delta=delta,
         )

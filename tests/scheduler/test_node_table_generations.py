@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gangsim.scheduler.cache.node_table import NodeTable
+from gangsim.scheduler.cache.node_table import NodeTable, usage_delta
 from gangsim.scheduler.framework.types import ResourceIndex
 from tests.builders import make_node
 
@@ -21,7 +21,7 @@ OPS = st.lists(st.tuples(st.sampled_from(["add", "update", "remove", "assign", "
 @given(OPS)
 def test_live_generation_says_whether_a_live_row_changed(ops: list[tuple[str, int]]) -> None:
     nodes = NodeTable(ResourceIndex(["cpu"]), capacity=4)
-    demand = nodes.resources.vector({"cpu": 1000})
+    delta = usage_delta(nodes.resources.vector({"cpu": 1000}, pod=True), 1000, 0)
     placed: dict[int, int] = {}  # uid -> row
     marks: list[tuple[int, int]] = []  # (generation, static_generation) seen so far
     uid = 0
@@ -39,11 +39,11 @@ def test_live_generation_says_whether_a_live_row_changed(ops: list[tuple[str, in
         elif op == "assign" and len(nodes.order):
             uid += 1
             row = int(nodes.order[k % len(nodes.order)])
-            nodes.assign(row, uid, object(), demand, 1000, 0)
+            nodes.assign(row, uid, object(), delta)
             placed[uid] = row
         elif op == "unassign" and placed:  # (also on a row whose node was removed since)
             victim = sorted(placed)[k % len(placed)]
-            nodes.unassign(placed.pop(victim), victim, demand, 1000, 0)
+            nodes.unassign(placed.pop(victim), victim, delta)
         marks.append((nodes.generation, nodes.static_generation))
         order = nodes.order
         for g, static in marks:

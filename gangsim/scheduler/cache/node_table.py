@@ -14,15 +14,22 @@ from gangsim.api.objects import Node
 from gangsim.scheduler.cache.devices import DeviceTable
 from gangsim.scheduler.framework.types import ResourceIndex
 
+def usage_delta(demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> np.ndarray:
+    """What one pod adds to its row of ``NodeTable.usage`` (its requests, its cpu / memory with
+    kube's non-zero defaults, minus its requests off ``free``): a bind is one vector addition."""
+    return np.concatenate((demand, (nonzero_cpu, nonzero_mem), -demand)).astype(np.int64)
+
+
 class NodeTable:
     def __init__(self, resources: ResourceIndex, capacity: int = 64) -> None:
         self.resources = resources
         r = len(resources)
         self.allocatable = np.zeros((capacity, r), dtype=np.int64)
-        self.requested = np.zeros((capacity, r), dtype=np.int64)
-        self.free = np.zeros((capacity, r), dtype=np.int64)
-        # cpu / memory with kube's non-zero defaults, for NodeResourcesFit scoring
-        self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64)
+        # per row: requested (r columns), cpu / memory with kube's non-zero defaults (2, for
+        # NodeResourcesFit scoring), free (r); ``requested``, ``nonzero_requested`` and ``free``
+        # are views of it, so that binding a pod is one addition (``usage_delta``)
+        self.usage = np.zeros((capacity, 2 * r + 2), dtype=np.int64)
+        self._views()
         self.unschedulable = np.zeros(capacity, dtype=bool)
         self.alive = np.zeros(capacity, dtype=bool)
         self.devices = DeviceTable(resources, capacity)  # each node's GPUs, one by one
@@ -49,13 +56,20 @@ class NodeTable:
         self.touch_epoch = 0
 
     # ---- nodes -------------------------------------------------------------------------------
+    def _views(self) -> None:
+        r, u = len(self.resources), self.usage
+        self.requested = u[:, :r]
+        self.nonzero_requested = u[:, r : r + 2]
+        self.free = u[:, r + 2 :]
+
     def _grow(self) -> None:
         cap = self.allocatable.shape[0] * 2
-        for name in ("allocatable", "requested", "free", "nonzero_requested"):
+        for name in ("allocatable", "usage"):
             old = getattr(self, name)
             new = np.zeros((cap, old.shape[1]), dtype=old.dtype)
             new[: old.shape[0]] = old
             setattr(self, name, new)
+        self._views()
         for name, fill in (("unschedulable", False), ("alive", False), ("position", -1), ("row_generation", 0)):
             old = getattr(self, name)
             new = np.full(cap, fill, dtype=old.dtype)
@@ -120,23 +134,17 @@ class NodeTable:
         return len(self.order)
 
     # ---- pods --------------------------------------------------------------------------------
-    def assign(self, row: int, uid: int, pod: object, demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> None:
-        """Account a pod on a node (Reserve/assume, or bind)."""
-        # views changed in place (``a[row] += v`` also writes the sum back: twice the time per bind)
-        requested, free = self.requested[row], self.free[row]
-        requested += demand
-        free -= demand
-        self.nonzero_requested[row, 0] += nonzero_cpu
-        self.nonzero_requested[row, 1] += nonzero_mem
+    def assign(self, row: int, uid: int, pod: object, delta: np.ndarray) -> None:
+        """Account a pod on a node (Reserve/assume, or bind); ``delta``: its ``usage_delta``."""
+        # a view changed in place (``a[row] += v`` also writes the sum back: twice the time per bind)
+        usage = self.usage[row]
+        usage += delta
         self.pods[row][uid] = pod
         self._touch(row)
 
-    def unassign(self, row: int, uid: int, demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> None:
-        requested, free = self.requested[row], self.free[row]  # (views, as in ``assign``)
-        requested -= demand
-        free += demand
-        self.nonzero_requested[row, 0] -= nonzero_cpu
-        self.nonzero_requested[row, 1] -= nonzero_mem
+    def unassign(self, row: int, uid: int, delta: np.ndarray) -> None:
+        usage = self.usage[row]  # (a view, as in ``assign``)
+        usage -= delta
         del self.pods[row][uid]
         self._touch(row)
 
