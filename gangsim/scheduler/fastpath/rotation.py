@@ -35,6 +35,7 @@ from gangsim.scheduler.framework.types import PodInfo
 
 MAX_ENTRIES = 4096
 _numbers = count()
+ROW_SPAN = 1 << 32  # rows are below it: ``sort_key`` packs (-total, row) into one int
 MAX_RESCORED = 512  # pods a pass's rows take beyond their first: each costs a tentative placement
 _replays: dict[tuple, tuple[int, int, tuple[int, ...]]] = {}  # inputs -> replay's result; pure, so shared
 _layouts: dict[tuple, int] = {}  # (positions, keys) -> a number that names them in ``_replays``' keys
@@ -42,12 +43,13 @@ _layouts: dict[tuple, int] = {}  # (positions, keys) -> a number that names them
 
 class Layout:
     """The feasible rows of a pass as ``replay`` needs them: positions in the search order
-    (ascending), ``row_keys``, and ``ident``, the same number for the same contents (None:
-    ``kept=False``, a layout unlikely to come again, whose replay is not kept)."""
+    (ascending), ``row_keys`` (no two positions share a key: ``sort_key`` includes the row), and
+    ``ident``, the same number for the same contents (None: ``kept=False``, a layout unlikely to
+    come again, whose replay is not kept)."""
 
     __slots__ = ("positions", "keys", "ident", "single")
 
-    def __init__(self, positions: list[int], keys: list[tuple[tuple[int, int], ...]], *, kept: bool = True) -> None:
+    def __init__(self, positions: list[int], keys: list[tuple[int, ...]], *, kept: bool = True) -> None:
         self.positions = positions
         self.keys = keys
         self.single = max(map(len, keys), default=0) <= 1  # every row takes one pod (whole-node pods)
@@ -100,10 +102,16 @@ def row_totals(fw: Runner, entry: SignatureEntry | None, pod: PodInfo, rows: np.
     return total
 
 
-def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.ndarray, per_row: np.ndarray) -> list[tuple[tuple[int, int], ...]] | None:
-    """Per feasible row, its ``select_host`` sort key (-total, row) with 0, 1, … of the pass's
-    pods on it, up to its capacity; None when a total is not the row's own. A row that takes
-    more than one pod is scored again with the pods on it, tentatively placed and taken off."""
+def sort_key(total: int, row: int) -> int:
+    """``select_host``'s order (total descending, then row) as one int: ``(-total, row)`` packed,
+    compared at C speed by ``min`` and ``sorted`` (``row_keys`` computes it over arrays)."""
+    return -total * ROW_SPAN + row
+
+
+def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.ndarray, per_row: np.ndarray) -> list[tuple[int, ...]] | None:
+    """Per feasible row, its ``sort_key`` with 0, 1, … of the pass's pods on it, up to its
+    capacity; None when a total is not the row's own. A row that takes more than one pod is
+    scored again with the pods on it, tentatively placed and taken off."""
     need = int((per_row - 1).sum())
     if need > MAX_RESCORED or need >= len(pods):
         return None
@@ -112,9 +120,10 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
     if first is None:
         return None
     most = int(per_row.max()) if len(per_row) else 1
+    packed = (rows - first * ROW_SPAN).tolist()  # ``sort_key`` over the arrays
     if most <= 1:  # fast path: every row takes one pod, nothing to score again
-        return [((t, r),) for t, r in zip((-first).tolist(), rows.tolist())]
-    keys = [[(t, r)] for t, r in zip((-first).tolist(), rows.tolist())]
+        return [(key,) for key in packed]
+    keys = [[key] for key in packed]
     spare = iter(pods[:need])  # the rows' k-th pod, placed round by round; the last pod is scored
     with ExitStack() as placed:
         for k in range(1, most):
@@ -124,7 +133,7 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
             if totals is None:
                 return None
             for i, t in zip(again.tolist(), totals.tolist()):
-                keys[i].append((-int(t), int(rows[i])))
+                keys[i].append(sort_key(int(t), int(rows[i])))
     return [tuple(k) for k in keys]
 
 
@@ -156,39 +165,41 @@ def steps(n: int, to_find: int, start: int, layout: Layout, searches: int) -> It
     """``replay``'s searches one by one: per search, the start index it leaves, the rows it
     evaluated and the position it took (-1: none)."""
     live = list(layout.positions)
+    now = [k[0] for k in layout.keys]  # each live position's key, in ``live``'s order
+    at = dict(zip(now, live))  # key -> its position (keys name their row: no two rows share one)
     taken = dict.fromkeys(live, 0)
     key_of = dict(zip(live, layout.keys))
-    now = dict(zip(live, [k[0] for k in layout.keys]))
     done = 0
     while done < searches and len(live) > to_find:  # each stops at the (to_find+1)-th feasible row; the next starts there
         done += 1
         k = len(live)
         i = bisect_left(live, start)
         j = i + to_find
-        found = live[i:j] if j < k else live[i:] + live[: j - k]
+        found = now[i:j] if j < k else now[i:] + now[: j - k]
         stop = live[j] if j < k else live[j - k]
         evaluated = (stop - start) % n
         start = stop
         best = -1
         if found:
-            best = min(found, key=now.__getitem__)
+            best = at[min(found)]
             taken[best] += 1
+            b = bisect_left(live, best)
             if taken[best] == len(key_of[best]):
-                live.remove(best)
+                del live[b], now[b]
             else:
-                now[best] = key_of[best][taken[best]]
+                now[b] = key = key_of[best][taken[best]]
+                at[key] = best
         yield start, evaluated, best
     # the rest scan every row (rows only leave ``live``) and start where they started: each takes
-    # the least (key, position) of all live rows, the one ``min`` over ``live`` (ascending
-    # positions, first of equal keys) would find, from a heap instead of a scan per pod
-    if layout.single:  # fast path: each pops its row, so they take the live rows in (key, position) order (a stable sort)
-        ranked = sorted(live, key=now.__getitem__)
-        for pos in ranked[: searches - done]:
-            yield start, n, pos
+    # the least key of all live rows, from a heap instead of a scan per pod
+    if layout.single:  # fast path: each pops its row, so they take the live rows in key order
+        ranked = sorted(now)
+        for key in ranked[: searches - done]:
+            yield start, n, at[key]
         for _ in range(searches - done - len(ranked)):
             yield start, n, -1
         return
-    heap = [(now[pos], pos) for pos in live]
+    heap = list(zip(now, live))
     heapify(heap)
     for _ in range(searches - done):
         best = -1
