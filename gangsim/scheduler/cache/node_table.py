@@ -14,6 +14,7 @@ from gangsim.api.objects import Node
 from gangsim.scheduler.cache.devices import DeviceTable
 from gangsim.scheduler.framework.types import ResourceIndex
 
+
 def usage_delta(demand: np.ndarray, nonzero_cpu: int, nonzero_mem: int) -> np.ndarray:
     """What one pod adds to its row of ``NodeTable.usage`` (its requests, its cpu / memory with
     kube's non-zero defaults, minus its requests off ``free``): a bind is one vector addition."""
