@@ -82,6 +82,10 @@ class GangState(StrEnum):
 # reasons whose word-for-word repeats for the same object are recorded once
 _AGGREGATED = frozenset({EventReason.FAILED_SCHEDULING, EventReason.GATED, EventReason.UNSCHEDULABLE, EventReason.SCHEDULER_ERROR})
 
+# ``PodLog._latest``'s slots: a pod name's CRC-32 (its low 31 bits) above its row (below 2**32)
+_TAG_SHIFT = 32
+_HASH_MASK = (1 << 31) - 1
+_ROW_MASK = (1 << _TAG_SHIFT) - 1
 NO_TIME = -(1 << 63)  # an int64 time column's "never" (``None`` in a PodRecord, null in a table)
 
 
@@ -176,7 +180,9 @@ class PodLog:
         self.gpu_milli = array("q")
         self.gpu_milli_requested = array("q")
         # the latest row of each pod name (``next_attempt``): an open-addressing hash table of
-        # row numbers, -1 empty, at most half full (no Python object per name)
+        # row numbers, -1 empty, at most half full (no Python object per name); each slot holds
+        # the name's hash beside its row (``_TAG_SHIFT``), so a probe reads a row's name only
+        # when the hashes agree
         self._latest = array("q", [-1]) * 64
 
     def add(self, r: PodRecord) -> int:
@@ -240,8 +246,9 @@ class PodLog:
         latest = self._latest
         mask = len(latest) - 1
         i = h & mask
+        tag = (h & _HASH_MASK) << _TAG_SHIFT
         pods = self.pod
-        while (row := latest[i]) >= 0 and pods.raw(row) != name:
+        while (v := latest[i]) >= 0 and ((v ^ tag) >> _TAG_SHIFT or pods.raw(v & _ROW_MASK) != name):
             i = (i + 1) & mask
         return i
 
@@ -249,13 +256,16 @@ class PodLog:
         """Row ``row`` is now the latest of the pod named ``name`` (UTF-8; ``h`` its CRC-32;
         ``slot``: its ``_slot`` before the row was added, if known)."""
         if 2 * (row + 1) > len(self._latest):
-            rows = [r for r in self._latest if r >= 0]
-            self._latest = array("q", [-1]) * (4 * len(self._latest))
-            for r in rows:
-                old = self.pod.raw(r)
-                self._latest[self._slot(old, crc32(old))] = r
+            held = [v for v in self._latest if v >= 0]
+            latest = self._latest = array("q", [-1]) * (4 * len(self._latest))
+            mask = len(latest) - 1
+            for v in held:  # (each at its hash's slot or after: the table's mask is below the tag's)
+                i = (v >> _TAG_SHIFT) & mask
+                while latest[i] >= 0:
+                    i = (i + 1) & mask
+                latest[i] = v
             slot = -1  # (the table grew: slots moved)
-        self._latest[self._slot(name, h) if slot < 0 else slot] = row
+        self._latest[self._slot(name, h) if slot < 0 else slot] = (h & _HASH_MASK) << _TAG_SHIFT | row
 
     def next_attempt(self, pod: str) -> int:
         """The ``attempt`` of a new incarnation of ``pod``: one more than the latest row of that
@@ -265,8 +275,8 @@ class PodLog:
 
     def _attempt_at(self, slot: int) -> int:
         """The ``attempt`` after the row in ``_latest``'s ``slot`` (0: none)."""
-        row = self._latest[slot]
-        return 0 if row < 0 else self.attempt[row] + 1
+        held = self._latest[slot]
+        return 0 if held < 0 else self.attempt[held & _ROW_MASK] + 1
 
     def bind(self, row: int, t_ms: int, node: str, devices: str, gpu_milli: int) -> None:
         self.bound_ms[row] = t_ms

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gangsim.api.objects import Pod
+from gangsim.api.objects import Pod, PodSpec
 from gangsim.scheduler.cache.node_table import usage_delta
 from gangsim.scheduler.framework.types import PodInfo, ResourceIndex
 
@@ -43,14 +43,15 @@ class PodInfos:
         self.resources = resources
         # id(spec) -> (spec, demand, cols, amounts, static key, signature, usage delta)
         self._spec_cache: dict[int, tuple] = {}
+        # (requests, non-zero cpu, memory) -> (demand, cols, amounts, usage delta): specs that
+        # differ elsewhere (a trace's Jobs each with their own duration) share their arrays
+        self._demands: dict[tuple, tuple] = {}
 
     def make(self, pod: Pod, uid: int, now: int) -> PodInfo:
         derived = self._spec_cache.get(id(pod.spec))
         if derived is None or derived[0] is not pod.spec:
-            demand = self.resources.vector(pod.spec.requests, pod=True)
-            cols = np.flatnonzero(demand).astype(np.int64)
-            delta = usage_delta(demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
-            derived = (pod.spec, demand, cols, demand[cols], pod_static_key(pod), pod_signature(pod, demand), delta)
+            demand, cols, amounts, delta = self._demand(pod.spec)
+            derived = (pod.spec, demand, cols, amounts, pod_static_key(pod), pod_signature(pod, demand), delta)
             if len(self._spec_cache) > MAX_CACHED_SPECS:
                 self._spec_cache.clear()
             self._spec_cache[id(pod.spec)] = derived
@@ -69,3 +70,17 @@ class PodInfos:
             signature=signature,
             usage_delta=delta,
         )
+
+    def _demand(self, spec: PodSpec) -> tuple:
+        """The spec's demand vector, its non-zero columns and their amounts, and its
+        ``usage_delta``, computed once per distinct (requests, non-zero cpu, memory)."""
+        key = (tuple(spec.requests.items()), spec.nonzero_milli_cpu, spec.nonzero_memory)
+        found = self._demands.get(key)
+        if found is None:
+            demand = self.resources.vector(spec.requests, pod=True)
+            cols = np.flatnonzero(demand).astype(np.int64)
+            found = (demand, cols, demand[cols], usage_delta(demand, spec.nonzero_milli_cpu, spec.nonzero_memory))
+            if len(self._demands) > MAX_CACHED_SPECS:
+                self._demands.clear()
+            self._demands[key] = found
+        return found

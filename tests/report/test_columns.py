@@ -16,9 +16,11 @@ import subprocess
 import sys
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gangsim import eventlog
 from gangsim.columns import Coded, Strings
 from gangsim.eventlog import ASSIGNED, NO_TIME, EndReason, EventLog, EventReason, PodRecord, render_message
 from gangsim.report import build_report
@@ -193,6 +195,23 @@ def test_next_attempt_counts_the_incarnations_of_a_name(names):
         assert attempt == seen.get(name, -1) + 1
         seen[name] = attempt
         log.pods.add(PodRecord(name, attempt, "", "ns", 0, 0, 0))
+    assert {name: log.pods.next_attempt(name) for name in seen} == {name: n + 1 for name, n in seen.items()}
+    assert log.pods.next_attempt("never added") == 0
+
+
+@pytest.mark.parametrize("fake_crc", [lambda b: 7, lambda b: 0xFFFF_FFF0 + len(b) % 4, lambda b: (len(b) % 2) << 31 | 5])
+def test_names_whose_hashes_collide_keep_their_own_attempts(monkeypatch, fake_crc):
+    """``PodLog._latest`` keeps each name's hash beside its row and reads a row's name only when
+    the hashes agree: names of one hash (all, some, hashes above 2**31 and ones differing only
+    in bit 31, which the table keeps) are still told apart by name, through the table's growth."""
+    monkeypatch.setattr(eventlog, "crc32", fake_crc)
+    names = [f"ns/p-{i % 41}" for i in range(300)] + ["x", "xy", "x"]
+    log = EventLog()
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        row, attempt = log.pods.created(name, "", "ns", 0, 0, i, 0, 0, 0)
+        assert (row, attempt) == (i, seen.get(name, -1) + 1)
+        seen[name] = attempt
     assert {name: log.pods.next_attempt(name) for name in seen} == {name: n + 1 for name, n in seen.items()}
     assert log.pods.next_attempt("never added") == 0
 
