@@ -205,14 +205,8 @@ def test_names_whose_hashes_collide_keep_their_own_attempts(monkeypatch, fake_cr
     the hashes agree: names of one hash (all, some, hashes above 2**31 and ones differing only
     in bit 31, which the table keeps) are still told apart by name, through the table's growth."""
     monkeypatch.setattr(eventlog, "crc32", fake_crc)
-    names = [f"ns/p-{i % 41}" for i in range(300)] + ["x", "xy", "x"]
-    log = EventLog()
-    seen: dict[str, int] = {}
-    for i, name in enumerate(names):
-        row, attempt = log.pods.created(name, "", "ns", 0, 0, i, 0, 0, 0)
-        assert (row, attempt) == (i, seen.get(name, -1) + 1)
-        seen[name] = attempt
-    assert {name: log.pods.next_attempt(name) for name in seen} == {name: n + 1 for name, n in seen.items()}
+    log = _created(names := [f"ns/p-{i % 41}" for i in range(300)] + ["x", "xy", "x"])
+    assert [(r.pod, r.attempt) for r in log.pods] == [(name, n) for name, n in zip(names, _attempts(names))]
     assert log.pods.next_attempt("never added") == 0
 
 
@@ -222,6 +216,13 @@ def test_created_gives_each_incarnation_its_attempt(names):
     """``PodLog.created`` (the simulator's way to add a row) looks the name up once for the attempt
     and the row: the same attempts as the dict, through the hash table's growth (which moves the
     slot it found) and colliding names."""
+    log = _created(names)
+    assert [(r.pod, r.attempt) for r in log.pods] == [(name, n) for name, n in zip(names, _attempts(names))]
+
+
+def _created(names: list[str]) -> EventLog:
+    """A log with a row per name through ``PodLog.created``, each row and attempt checked as
+    added against a dict, and each name's next attempt after."""
     log = EventLog()
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
@@ -229,7 +230,7 @@ def test_created_gives_each_incarnation_its_attempt(names):
         assert (row, attempt) == (i, seen.get(name, -1) + 1)
         seen[name] = attempt
     assert {name: log.pods.next_attempt(name) for name in seen} == {name: n + 1 for name, n in seen.items()}
-    assert [(r.pod, r.attempt) for r in log.pods] == [(name, n) for name, n in zip(names, _attempts(names))]
+    return log
 
 
 def _attempts(names: list[str]) -> list[int]:
