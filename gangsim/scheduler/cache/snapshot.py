@@ -12,18 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import numpy as np
-
-from gangsim.scheduler.cache.node_table import NodeTable, usage_delta
+from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo
-
-
-def _usage_delta(pod: PodInfo) -> np.ndarray:
-    """The pod's ``node_table.usage_delta``: its spec's from ``PodInfos``, else made once here."""
-    delta = pod.usage_delta
-    if delta is None:
-        delta = pod.usage_delta = usage_delta(pod.demand, pod.spec.nonzero_milli_cpu, pod.spec.nonzero_memory)
-    return delta
 
 
 class Snapshot:
@@ -87,7 +77,7 @@ class Snapshot:
             devices = picked if picked is not None else ()  # an over-committed row (update_node)
         t.devices.take(row, pod.demand, devices)
         pod.devices, pod.devices_row = devices, row
-        t.assign(row, pod.uid, pod, _usage_delta(pod))
+        t.assign(row, pod.uid, pod, pod.usage_delta)  # type: ignore[arg-type]  # (``PodInfos`` sets it)
         pod.node_row = row
         self.assigned[pod.uid] = pod
         self._index(pod)
@@ -105,7 +95,7 @@ class Snapshot:
         t.devices.give(row, pod.demand, pod.devices)
         if not keep_devices:
             pod.devices, pod.devices_row = (), NO_NODE
-        t.unassign(row, pod.uid, _usage_delta(pod))
+        t.unassign(row, pod.uid, pod.usage_delta)  # type: ignore[arg-type]
         pod.node_row = -1
         self.assigned.pop(pod.uid, None)
         self._unindex(pod)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from heapq import heapify, heappop, heapreplace
 from itertools import count
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from gangsim.scheduler.framework.handle import SnapshotView
 from gangsim.scheduler.framework.interface import ScorePlugin
 from gangsim.scheduler.framework.types import PodInfo
 
+T = TypeVar("T", int, np.ndarray)
 MAX_ENTRIES = 4096
 _numbers = count()
 ROW_SPAN = 1 << 32  # rows are below it: ``sort_key`` packs (-total, row) into one int
@@ -102,9 +103,9 @@ def row_totals(fw: Runner, entry: SignatureEntry | None, pod: PodInfo, rows: np.
     return total
 
 
-def sort_key(total: int, row: int) -> int:
+def sort_key(total: T, row: T) -> T:
     """``select_host``'s order (total descending, then row) as one int: ``(-total, row)`` packed,
-    compared at C speed by ``min`` and ``sorted`` (``row_keys`` computes it over arrays)."""
+    compared at C speed by ``min`` and ``sorted``; elementwise over int64 arrays alike."""
     return -total * ROW_SPAN + row
 
 
@@ -120,7 +121,7 @@ def row_keys(fw: Runner, entry: SignatureEntry, pods: list[PodInfo], rows: np.nd
     if first is None:
         return None
     most = int(per_row.max()) if len(per_row) else 1
-    packed = (rows - first * ROW_SPAN).tolist()  # ``sort_key`` over the arrays
+    packed = sort_key(first, rows).tolist()
     if most <= 1:  # fast path: every row takes one pod, nothing to score again
         return [(key,) for key in packed]
     keys = [[key] for key in packed]

@@ -126,7 +126,7 @@ class PodInfo:
     static_key: tuple = ()  # inputs of the node-static filters and scores
     devices: tuple[int, ...] = ()  # GPU ids held on ``devices_row`` (``api.devices``)
     devices_row: int = NO_NODE
-    usage_delta: np.ndarray | None = None  # what it adds to its node's row (``cache.node_table``)
+    usage_delta: np.ndarray | None = None  # what it adds to its node's row (``cache.node_table``; set by ``PodInfos``)
     key: str = field(init=False, default="")  # "<namespace>/<name>", built once: read per attempt
 
     def __post_init__(self) -> None:
