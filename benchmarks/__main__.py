@@ -27,7 +27,7 @@ from pathlib import Path
 import orjson
 
 from benchmarks import baseline, cases, inprocess, inputs, measure
-from benchmarks.measure import Context, measure_cli, measure_inprocess
+from benchmarks.measure import Context, measure_cli_trees, measure_inprocess
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TIMEOUT_S = 900.0
@@ -114,9 +114,10 @@ def speedup(base: dict | None, now: dict, figure: str = "whole_s") -> tuple[floa
 
 
 def run_one(key: str, trees: list[baseline.Tree], ctx: Context) -> dict:
-    """One case against every tree (the baseline first, this tree last), as a results.json row."""
+    """One case against every tree (the baseline first, this tree last; a whole-process case's
+    repeats take turns between the trees), as a results.json row."""
     cli = cases.BY_KEY.get(key)
-    measured = {t.label: (measure_cli(cli, t, ctx) if cli else measure_inprocess(key, t, ctx)) for t in trees}
+    measured = measure_cli_trees(cli, trees, ctx) if cli else {t.label: measure_inprocess(key, t, ctx) for t in trees}
     now, base = measured["now"], measured.get("baseline")
     fast, at_least = speedup(base, now, "instructions" if ctx.instructions else "whole_s" if cli else "replay_s")
     row = {"case": key, "kind": "whole-process" if cli else "in-process", "now": now, "baseline": base, "speedup": fast, "speedup_at_least": at_least}

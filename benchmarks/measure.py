@@ -79,28 +79,63 @@ def trace_argument(case: CliCase, tree: Tree, ctx: Context) -> tuple[str | None,
 
 
 def measure_cli(case: CliCase, tree: Tree, ctx: Context) -> dict:
-    try:
-        trace, import_s, skip = trace_argument(case, tree, ctx)
-    except RuntimeError as exc:  # the import of its trace failed
-        return _blank(status="failed", note=str(exc)[:500])
-    if skip is not None:
-        return _blank(status="skipped", note=skip)
-    rows = []
-    for _ in range(max(1, ctx.repeat)):
-        with tempfile.TemporaryDirectory(prefix="gangsim-bench-out-") as tmp:
-            argv = [sys.executable, str(DRIVER), *case.argv(trace, ctx.horizon, Path(tmp) / "out" if case.out else None)]
-            if ctx.instructions:
-                argv = [valgrind() or "valgrind", *CACHEGRIND, *argv]
-            env = inputs.tree_env(tree.path)
-            if ctx.instructions:
-                env["PYTHONHASHSEED"] = "0"  # one iteration order of str-keyed sets and dicts
-            done = runner.run(argv, env=env, cwd=tree.path, timeout_s=ctx.timeout_s)
-        rows.append(_figures(case, done, ctx))
-        if done.status != "ok":
-            break
-    row = _median_run(rows)
-    row["import_s"] = _r(import_s)
-    return row
+    """``case`` against ``tree`` alone: the median of ``ctx.repeat`` runs."""
+    return measure_cli_trees(case, [tree], ctx)[tree.label]
+
+
+def measure_cli_trees(case: CliCase, trees: list[Tree], ctx: Context) -> dict[str, dict]:
+    """``case`` against every tree, by label: each tree's median of ``ctx.repeat`` runs.
+
+    The trees take turns, one run each, in the given order on even rounds and reversed on odd
+    ones (A B, B A, A B, ...): this shared machine's speed drifts by more than a change is worth
+    over minutes (the same code 24.4 s and 17.3 s two minutes apart), and taking turns puts both
+    trees under the same drift (a linear drift cancels over each pair of rounds) where running one
+    tree's repeats after the other's put all of it between them. A tree whose run fails or times
+    out stops there (its row is that run); the others go on."""
+    rows: dict[str, list[dict]] = {}
+    traces: dict[str, str] = {}
+    imports: dict[str, float | None] = {}
+    done: dict[str, dict] = {}  # label -> its final row, once known before the rounds end
+    for tree in trees:
+        try:
+            trace, imports[tree.label], skip = trace_argument(case, tree, ctx)
+        except RuntimeError as exc:  # the import of its trace failed
+            done[tree.label] = _blank(status="failed", note=str(exc)[:500])
+            continue
+        if skip is not None:
+            done[tree.label] = _blank(status="skipped", note=skip)
+            continue
+        traces[tree.label] = trace  # type: ignore[assignment]
+        rows[tree.label] = []
+    for turn in range(max(1, ctx.repeat)):
+        for tree in trees if turn % 2 == 0 else trees[::-1]:
+            if tree.label in done:
+                continue
+            row = _run_once(case, tree, traces[tree.label], ctx)
+            rows[tree.label].append(row)
+            if row["status"] != "ok":
+                done[tree.label] = row
+    measured = {}
+    for tree in trees:
+        if tree.label in rows:
+            measured[tree.label] = row = _median_run(rows[tree.label])
+            row["import_s"] = _r(imports[tree.label])
+        else:
+            measured[tree.label] = done[tree.label]
+    return measured
+
+
+def _run_once(case: CliCase, tree: Tree, trace: str, ctx: Context) -> dict:
+    """One run of ``case`` on ``tree``'s gangsim: its figures."""
+    with tempfile.TemporaryDirectory(prefix="gangsim-bench-out-") as tmp:
+        argv = [sys.executable, str(DRIVER), *case.argv(trace, ctx.horizon, Path(tmp) / "out" if case.out else None)]
+        if ctx.instructions:
+            argv = [valgrind() or "valgrind", *CACHEGRIND, *argv]
+        env = inputs.tree_env(tree.path)
+        if ctx.instructions:
+            env["PYTHONHASHSEED"] = "0"  # one iteration order of str-keyed sets and dicts
+        finished = runner.run(argv, env=env, cwd=tree.path, timeout_s=ctx.timeout_s)
+    return _figures(case, finished, ctx)
 
 
 def _figures(case: CliCase, done: runner.Finished, ctx: Context) -> dict:

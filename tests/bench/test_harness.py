@@ -269,6 +269,38 @@ def test_both_trees_in_one_row_with_their_ratio(tmp_path, monkeypatch):
     assert row["speedup"] == round(row["baseline"]["whole_s"] / row["now"]["whole_s"], 2)
 
 
+def test_the_trees_take_turns_and_a_failing_tree_stops_alone(tmp_path, monkeypatch):
+    """Repeats alternate between the trees (A B, B A, A B): the machine's drift falls on both."""
+    order: list[str] = []
+    walls = {"baseline": iter([5.0, 7.0, 6.0]), "now": iter([3.0, 1.0, 2.0])}
+
+    def fake_run(argv, *, env=None, cwd=None, timeout_s=None):
+        label = "baseline" if str(cwd).endswith("base") else "now"
+        order.append(label)
+        return runner.Finished("ok", 0, next(walls[label]), 50.0, 1.0, b"", b"")
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    base, now = baseline.Tree("baseline", tmp_path / "base", "HEAD", None), baseline.Tree("now", tmp_path / "here", "HEAD", None)
+    measured = measure.measure_cli_trees(TINY, [base, now], _ctx(tmp_path, repeat=3))
+    assert order == ["baseline", "now", "now", "baseline", "baseline", "now"]
+    assert (measured["baseline"]["whole_s"], measured["now"]["whole_s"]) == (6.0, 2.0)  # each tree's median run
+
+    order.clear()
+    walls["baseline"], walls["now"] = iter([5.0, 7.0]), iter([3.0, 1.0, 2.0])
+
+    def failing_second(argv, *, env=None, cwd=None, timeout_s=None):
+        done = fake_run(argv, env=env, cwd=cwd, timeout_s=timeout_s)
+        if order.count("baseline") == 2 and order[-1] == "baseline":
+            return runner.Finished("failed", 1, done.wall_s, 50.0, 1.0, b"", b"boom")
+        return done
+
+    monkeypatch.setattr(runner, "run", failing_second)
+    measured = measure.measure_cli_trees(TINY, [base, now], _ctx(tmp_path, repeat=3))
+    assert order == ["baseline", "now", "now", "baseline", "now"]  # the baseline stopped at its failure
+    assert measured["baseline"]["status"] == "failed" and measured["baseline"]["note"] == "exit 1: boom"
+    assert measured["now"]["status"] == "ok" and measured["now"]["whole_s"] == 2.0
+
+
 @pytest.mark.parametrize(
     ("base", "now", "expected"),
     [
