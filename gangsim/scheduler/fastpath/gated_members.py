@@ -80,7 +80,10 @@ def move_members(
             skip_to = prefix.count  # the walk would skip each of the others
         else:
             skip_to = -1  # walk on from the second member; the prefix is not known
-        walk = iter(list(islice(values, max(skip_to, 1), None)))
+        # (from the end: ``islice`` from the front would step over the skipped members one by
+        # one, O(members) per arriving pod; a pod joins at the end, so ``rest`` is mostly 1)
+        rest = len(members) - max(skip_to, 1)
+        walk = iter(list(islice(reversed(values), rest))[::-1] if rest > 0 else ())
     else:
         walk = iter(list(values))  # (a copy: a move must not see the dict change under it)
     alike = stamp is not None and skip_to >= 0
