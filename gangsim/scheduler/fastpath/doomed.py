@@ -26,7 +26,7 @@ import numpy as np
 from gangsim.scheduler.fastpath import rotation
 from gangsim.scheduler.fastpath.signatures import SignatureCache, SignatureEntry
 from gangsim.scheduler.framework.handle import Nominator, SnapshotView
-from gangsim.scheduler.framework.interface import FilterPlugin, Placement
+from gangsim.scheduler.framework.interface import UNBOUNDED, FilterPlugin, Placement
 from gangsim.scheduler.framework.types import NO_NODE, PodInfo, none_nominated
 
 
@@ -101,7 +101,8 @@ def feasible(fw: Runner, pods: list[PodInfo], cap: int, *, fewer_than: int | Non
         c = p.capacity(pod, rows)  # type: ignore[attr-defined]
         if c is None:
             return None
-        np.minimum(per_row, c, out=per_row)
+        if c is not UNBOUNDED:
+            np.minimum(per_row, c, out=per_row)
     return entry, positions, rows, per_row
 
 

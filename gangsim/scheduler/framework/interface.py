@@ -135,12 +135,24 @@ class FilterPlugin(Plugin, Protocol):
         return counts
 
 
+class Unbounded(Enum):
+    """``CapacityPlugin.capacity``'s answer when the Filter limits no row for such pods."""
+
+    UNBOUNDED = "unbounded"
+
+
+UNBOUNDED = Unbounded.UNBOUNDED
+
+
 @runtime_checkable
 class CapacityPlugin(FilterPlugin, Protocol):
-    def capacity(self, pod: "PodInfo", rows: np.ndarray) -> np.ndarray | None:
+    def capacity(self, pod: "PodInfo", rows: np.ndarray) -> np.ndarray | Unbounded | None:
         """For each row that passes this Filter, how many more pods shaped like ``pod`` it would
-        still pass, each placed pod lowering that by exactly one; None when it cannot say. Lets
-        the fast path decide a doomed PodGroup pass from counts (``fastpath.doomed``)."""
+        still pass, each placed pod lowering that by exactly one; ``UNBOUNDED`` when this Filter
+        never stops such a pod on a row that passes it (no array of "as many as you like" to
+        build and take the minimum with: most plugins answer that for most pods); None when it
+        cannot say. Lets the fast path decide a doomed PodGroup pass from counts
+        (``fastpath.doomed``)."""
         ...
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from gangsim.api.devices import GPU
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle
-from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, ScorePlugin
+from gangsim.scheduler.framework.interface import UNBOUNDED, CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, ScorePlugin, Unbounded
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE
@@ -82,18 +82,21 @@ class GPUDevices(CapacityPlugin, ScorePlugin, EnqueueExtensions):
         col = int(d.share_col[row])
         return (f"Insufficient {self.snapshot.nodes.resources.names[col]} on any one {GPU}",) if col >= 0 and shared[0] else ()
 
-    def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray:
+    def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | Unbounded:
         """Whole: free whole GPUs // k; shared: sum over GPUs of free share // request (a pod
-        takes one GPU and lowers that GPU's count by exactly one, whichever GPU it takes)."""
+        takes one GPU and lowers that GPU's count by exactly one, whichever GPU it takes).
+        Unbounded when no node declares a share (NodeResourcesFit counts whole GPUs as it counts
+        any resource) or the pod asks no share of any row."""
         d = self.snapshot.nodes.devices
         whole, shared = d.requests(rows, pod.demand)
         if whole and d.any_share:
             return d.whole_free(rows) // whole
-        out = np.full(len(rows), _MANY, dtype=np.int64)
         asks = shared > 0
-        if asks.any():
-            free = np.maximum(d.free[rows[asks]], 0)
-            out[asks] = (free // shared[asks, None]).sum(axis=1)
+        if not asks.any():
+            return UNBOUNDED
+        out = np.full(len(rows), _MANY, dtype=np.int64)
+        free = np.maximum(d.free[rows[asks]], 0)
+        out[asks] = (free // shared[asks, None]).sum(axis=1)
         return out
 
     # ---- Score -------------------------------------------------------------------------------

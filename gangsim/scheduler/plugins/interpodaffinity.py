@@ -12,7 +12,7 @@ import numpy as np
 from gangsim.api.objects import PodAffinityTerm, WeightedPodAffinityTerm
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle
-from gangsim.scheduler.framework.interface import CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, PreFilterPlugin, ScorePlugin, Status
+from gangsim.scheduler.framework.interface import UNBOUNDED, CapacityPlugin, ClusterEvent, Code, EnqueueExtensions, PreFilterPlugin, ScorePlugin, Status, Unbounded
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
 from gangsim.scheduler.plugins.helper import MAX_NODE_SCORE, LabelFilter
@@ -138,11 +138,9 @@ class InterPodAffinity(LabelFilter, PreFilterPlugin, CapacityPlugin, ScorePlugin
                     return Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY
         return None
 
-    def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+    def capacity(self, pod: PodInfo, rows: np.ndarray) -> Unbounded | None:
         """Unbounded when there is nothing to check; otherwise placements interact: unknown."""
-        if self.needs_filter(pod):
-            return None
-        return np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
+        return None if self.needs_filter(pod) else UNBOUNDED
 
     # ---- Score -------------------------------------------------------------------------------
     def normalize(self, raw: np.ndarray) -> np.ndarray:

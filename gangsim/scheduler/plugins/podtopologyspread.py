@@ -37,6 +37,7 @@ from gangsim.api.selectors import LabelSelector, node_matches_pod
 from gangsim.scheduler.framework.cycle_state import CycleState
 from gangsim.scheduler.framework.handle import Handle
 from gangsim.scheduler.framework.interface import (
+    UNBOUNDED,
     CapacityPlugin,
     ClusterEvent,
     Code,
@@ -45,6 +46,7 @@ from gangsim.scheduler.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
     Status,
+    Unbounded,
 )
 from gangsim.scheduler.framework.types import PluginArgs, PodInfo
 from gangsim.scheduler.plugins import names
@@ -169,11 +171,11 @@ class PodTopologySpread(LabelFilter, PreFilterPlugin, CapacityPlugin, PreScorePl
                 return Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH
         return None
 
-    def capacity(self, pod: PodInfo, rows: np.ndarray) -> np.ndarray | None:
+    def capacity(self, pod: PodInfo, rows: np.ndarray) -> Unbounded | None:
         """Unbounded without DoNotSchedule constraints; otherwise placements interact: unknown."""
         if any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in pod.spec.topology_spread):
             return None
-        return np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
+        return UNBOUNDED
 
     # ---- PreScore, Score -------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:

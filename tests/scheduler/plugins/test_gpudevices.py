@@ -262,3 +262,25 @@ def test_no_gpu_is_ever_overcommitted(tmp_path, seed, policy, horizon_s):
     text = _random_trace(seed)
     sizes = {f"n{i}": int(part.split('nvidia.com/gpu: "')[1].split('"')[0]) for i, part in enumerate(text.split("kind: Node")[1:])}
     assert all(i < sizes[n] for n, i in _device_loads(pods))
+
+
+def test_capacity_is_unbounded_unless_a_share_is_asked():
+    """``CapacityPlugin``: without a declared share NodeResourcesFit counts whole GPUs as any
+    resource, so GPUDevices limits nothing (``UNBOUNDED``: no array to take the minimum with);
+    a shared request counts, per row, the requests each GPU's free share still holds."""
+    from dataclasses import replace
+
+    from gangsim.scheduler.framework.interface import UNBOUNDED
+    from scheduler.harness import harness, node, pod, pod_info, rows
+
+    base = {"cpu": 64_000, "memory": 2**36, "pods": 110}
+    plain = node("plain", allocatable={**base, "nvidia.com/gpu": 2})
+    sched, fw = harness([plain], [])
+    gpu_fit = fw.plugins["GPUDevices"]
+    assert gpu_fit.capacity(pod_info(sched, pod(containers=[{"nvidia.com/gpu": 1}])), rows(sched)) is UNBOUNDED
+
+    shared = replace(node("shared", allocatable={**base, "nvidia.com/gpu": 2, "example.com/gpu-milli": 2000}), gpu_share="example.com/gpu-milli")
+    sched, fw = harness([shared], [])
+    gpu_fit = fw.plugins["GPUDevices"]
+    assert gpu_fit.capacity(pod_info(sched, pod(containers=[{"example.com/gpu-milli": 300}])), rows(sched)).tolist() == [6]  # 1000 // 300 on each GPU
+    assert gpu_fit.capacity(pod_info(sched, pod(containers=[{"cpu": 1000}])), rows(sched)) is UNBOUNDED
