@@ -1,9 +1,9 @@
 """``DeviceTable.shares`` / ``units``: the per-row lists a bind picks and takes devices from
 mirror the numpy ``free`` / ``per`` that Filter, Score and capacity read. A property over random
 node (re)definitions (whole GPUs or a declared share, more or fewer GPUs, the table growing) and
-random picks, takes and gives of whole and shared requests: after every step each row's list is
-its numpy row, the columns past its last device stay -1, and ``pick`` is ``api.devices.pick``
-over the numpy row."""
+random holds (pick, then take) and gives of whole and shared requests: after every step each row's
+list is its numpy row, the columns past its last device stay -1, and ``hold`` takes what
+``api.devices.pick`` picks over the numpy row."""
 
 from __future__ import annotations
 
@@ -59,10 +59,12 @@ def test_the_lists_mirror_the_numpy_rows(steps: list[tuple[str, int, int, bool]]
             n = int(t.count[row])
             whole, shared = t.request(row, demand)
             expected = pick(t.free[row, :n].tolist(), int(t.per[row]), whole, shared) if whole or shared else ()
-            ids = t.pick(row, demand)
-            assert ids == expected
+            before = t.free[row, :n].tolist()
+            ids = t.hold(row, demand, None)  # (picks, then takes what it picked)
+            assert ids == (expected or ())
+            took = int(t.per[row]) if whole else shared
+            assert t.free[row, :n].tolist() == [f - took if i in ids else f for i, f in enumerate(before)]
             if ids:
-                t.take(row, demand, ids)
                 held.append((row, demand, ids))
         elif held:
             row, demand, ids = held.pop(k % len(held))

@@ -79,24 +79,30 @@ class DeviceTable:
         col = int(self.share_col[row])
         return 0, int(demand[col]) if col >= 0 else 0
 
-    def pick(self, row: int, demand: np.ndarray) -> tuple[int, ...] | None:
+    def hold(self, row: int, demand: np.ndarray, devices: tuple[int, ...] | None) -> tuple[int, ...]:
+        """``api.devices.take`` of ``devices`` on the row, or when None of the ones
+        ``api.devices.pick`` picks (none when none fit: an over-committed row, ``update_node``);
+        returns the ids taken. (Picking and taking ask ``request`` once: a bind does both.)"""
         whole, shared = self.request(row, demand)
-        if not whole and not shared:
-            return ()
-        return pick(self.shares[row], self.units[row], whole, shared)
+        if devices is None:
+            if not whole and not shared:
+                return ()
+            devices = pick(self.shares[row], self.units[row], whole, shared) or ()
+        if devices:
+            self._add(row, whole, shared, devices, -1)
+        return devices
 
     def take(self, row: int, demand: np.ndarray, ids: tuple[int, ...]) -> None:
         """``api.devices.take`` on the row."""
         if ids:
-            self._add(row, demand, ids, -1)
+            self._add(row, *self.request(row, demand), ids, -1)
 
     def give(self, row: int, demand: np.ndarray, ids: tuple[int, ...]) -> None:
         """``api.devices.give`` on the row; ids past a shrunk node's last GPU are gone."""
         if ids:
-            self._add(row, demand, ids, 1)
+            self._add(row, *self.request(row, demand), ids, 1)
 
-    def _add(self, row: int, demand: np.ndarray, ids: tuple[int, ...], sign: int) -> None:
-        whole, shared = self.request(row, demand)
+    def _add(self, row: int, whole: int, shared: int, ids: tuple[int, ...], sign: int) -> None:
         amount = sign * (self.units[row] if whole else shared)
         shares, free = self.shares[row], self.free
         n = len(shares)

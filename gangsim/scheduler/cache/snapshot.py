@@ -71,12 +71,8 @@ class Snapshot:
         """Account ``pod`` on ``row`` and give it devices: the ones it kept when a dry run
         removed it (``unassign(keep_devices=True)``), else ``api.devices.pick``'s."""
         t = self.nodes
-        devices = pod.devices
-        if not devices or pod.devices_row != row:
-            picked = t.devices.pick(row, pod.demand)
-            devices = picked if picked is not None else ()  # an over-committed row (update_node)
-        t.devices.take(row, pod.demand, devices)
-        pod.devices, pod.devices_row = devices, row
+        kept = pod.devices if pod.devices and pod.devices_row == row else None
+        pod.devices, pod.devices_row = t.devices.hold(row, pod.demand, kept), row
         t.assign(row, pod.uid, pod, pod.usage_delta)  # type: ignore[arg-type]  # (``PodInfos`` sets it)
         pod.node_row = row
         self.assigned[pod.uid] = pod
