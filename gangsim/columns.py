@@ -11,8 +11,8 @@ for strings that differ in almost every row. Each reads back as a sequence of ``
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
-from itertools import chain
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, chain
 
 __all__ = ["Coded", "Strings"]
 
@@ -43,6 +43,15 @@ class Coded:
             self.codes.append(self._code_of[value])
         except KeyError:
             self.codes.append(self.code(value))
+
+    def extend(self, values: Sequence[str]) -> None:
+        """Append many rows at once (values new to the column get codes in their order of first
+        appearance, as one ``append`` each would give them)."""
+        code_of = self._code_of
+        for value in dict.fromkeys(values):
+            if value not in code_of:
+                self.code(value)
+        self.codes.extend(map(code_of.__getitem__, values))
 
     def __setitem__(self, row: int, value: str) -> None:
         try:  # (as ``append``: binds and ends set a row's value per pod)
@@ -84,6 +93,19 @@ class Strings:
     def append(self, value: str) -> None:
         self.data += value.encode()  # (``append_encoded`` inline: a row per event)
         self.ends.append(len(self.data))
+
+    def extend(self, values: Sequence[str]) -> None:
+        """Append many rows at once: ASCII text (a Kubernetes name is) joined and encoded in one go."""
+        text = "".join(values)
+        if not text.isascii():  # (offsets in bytes would not be offsets in characters)
+            for value in values:
+                self.append(value)
+            return
+        data = self.data
+        ends = accumulate(map(len, values), initial=len(data))
+        next(ends)  # (the offset the rows start at)
+        data += text.encode("ascii")
+        self.ends.extend(ends)
 
     def append_encoded(self, value: bytes) -> None:
         """Append a row given as its UTF-8 bytes."""

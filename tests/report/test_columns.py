@@ -143,6 +143,53 @@ def test_events_table_holds_what_was_appended(appended):
     assert table["reason"].dtype == REASON_ENUM
 
 
+@settings(max_examples=100, deadline=None)
+@given(events, st.integers(1, 5), st.sets(st.integers(0, 25)))
+def test_buffered_events_are_in_the_columns_whenever_they_are_read(appended, chunk, reads):
+    """Events wait in a buffer until ``EVENT_CHUNK`` of them are appended to the columns at
+    once; a read of any column (here after the events numbered in ``reads``), a copy for a
+    longer window and a pickled log see every event recorded so far, each once."""
+    want = []
+    log = EventLog()
+    original = eventlog.EVENT_CHUNK
+    eventlog.EVENT_CHUNK = chunk
+    try:
+        for i, (t, kind, obj, node, reason, text) in enumerate(sorted(appended, key=lambda e: e[0])):
+            if reason == "assigned":
+                log.assigned(t, obj, node)
+                want.append((t, "Pod", obj, node, "Scheduled", f"Successfully assigned {obj} to {node}"))
+            else:
+                log.event(t, kind, obj, node, reason, text)
+                want.append((t, kind, obj, node, str(reason), text))
+            if i in reads:
+                assert list(zip(log.ev_t_ms, log.ev_kind, log.ev_object, log.ev_node, map(str, log.ev_reason), log.ev_message)) == want
+    finally:
+        eventlog.EVENT_CHUNK = original
+    unpickled = pickle.loads(pickle.dumps(log))
+    log.info.stopped_by = "idle"
+    longer = log.over_window(log.info.horizon_ms + 1)
+    for read in (unpickled, longer, log):
+        assert list(zip(read.ev_t_ms, read.ev_kind, read.ev_object, read.ev_node, map(str, read.ev_reason), read.ev_message)) == want
+
+
+@given(st.lists(st.sampled_from(["a", "b", "", "ü", "c"]), max_size=30), st.lists(st.text(max_size=6) | NAMES, max_size=30))
+def test_extend_is_one_append_per_value(coded, strings):
+    """``Coded.extend`` and ``Strings.extend`` (a chunk of events at once) leave each column as
+    one ``append`` per value does: the same rows, the same codes in the same order."""
+    one_by_one, at_once = Coded(known=["c"]), Coded(known=["c"])
+    for v in coded:
+        one_by_one.append(v)
+    at_once.extend(coded[:7])
+    at_once.extend(coded[7:])
+    assert (at_once.values, list(at_once.codes)) == (one_by_one.values, list(one_by_one.codes))
+    appended, extended = Strings(), Strings()
+    for v in strings:
+        appended.append(v)
+    extended.extend(strings[:5])
+    extended.extend(strings[5:])
+    assert (bytes(extended.data), list(extended.ends)) == (bytes(appended.data), list(appended.ends))
+
+
 def test_render_message_joins_the_template_parts():
     assert render_message(ASSIGNED, "", "ns/p-0", "n7") == "Successfully assigned ns/p-0 to n7"
     assert render_message(0, "as recorded", "ns/p-0", "n7") == "as recorded"
