@@ -58,6 +58,9 @@ class EventReason(StrEnum):
     DEADLINE_EXCEEDED = "DeadlineExceeded"
 
 
+_SCHEDULED = EventReason.SCHEDULED  # (read per event: a module name, not ~100 ns through the enum class)
+
+
 class EndReason(StrEnum):
     """``pods.end_reason``."""
 
@@ -480,7 +483,7 @@ class EventLog(Aggregation):
         """Record an event; ``template``: its message is that of :data:`MESSAGE_TEMPLATES`
         (``message`` is then ""), rendered when the log is read."""
         aggregated = reason in _AGGREGATED  # (each test once: a replay records ~2 events per pod)
-        scheduled = not aggregated and reason == EventReason.SCHEDULED
+        scheduled = not aggregated and reason == _SCHEDULED
         if self._streak_of and (aggregated or scheduled):
             streak = self._streak_of.get((kind, obj))
             if streak is not None:
@@ -528,7 +531,7 @@ class EventLog(Aggregation):
 
     def assigned(self, t_ms: int, obj: str, node: str) -> None:
         """Pod ``obj`` was bound to ``node``: its Scheduled event, message :data:`ASSIGNED`."""
-        self.event(t_ms, "Pod", obj, node, EventReason.SCHEDULED, template=ASSIGNED)
+        self.event(t_ms, "Pod", obj, node, _SCHEDULED, template=ASSIGNED)
 
     @property
     def ev_message(self) -> list[str]:

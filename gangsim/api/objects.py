@@ -35,6 +35,9 @@ class PolicyKind(StrEnum):
     GANG = "gang"
 
 
+_GANG = PolicyKind.GANG  # (read per pod: a module name, not ~100 ns through the enum class)
+
+
 class DisruptionMode(StrEnum):
     SINGLE = "single"
     ALL = "all"
@@ -359,7 +362,7 @@ class PodGroupPolicy:
     @property
     def effective_min_count(self) -> int:
         """PlacementFeasible's minCount: ``gang.minCount``, or 1 for ``basic``."""
-        return self.min_count if self.kind is PolicyKind.GANG else 1
+        return self.min_count if self.kind is _GANG else 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ BACKOFF = QueueLocation.BACKOFF
 UNSCHEDULABLE = QueueLocation.UNSCHEDULABLE
 GATED = QueueLocation.GATED
 IN_FLIGHT = QueueLocation.IN_FLIGHT
+NONE = QueueLocation.NONE
+WAITING = QueueLocation.WAITING
 
 
 class SchedulingQueue(PodRunMoves):
@@ -125,7 +127,7 @@ class SchedulingQueue(PodRunMoves):
         elif e.where == GATED:
             self.gated.pop(e.key, None)
             self.gate_changes += 1
-        e.where = QueueLocation.NONE
+        e.where = NONE
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -283,7 +285,7 @@ class SchedulingQueue(PodRunMoves):
         if e.key in self.sleeping:
             self.wake(e, place=False)
         self._detach(e)
-        e.where = QueueLocation.WAITING
+        e.where = WAITING
         self.entities[e.key] = e
 
     # ---- events (queueing hints, §4.5) -------------------------------------------------------
