@@ -386,6 +386,7 @@ class RunInfo:
 # events buffered before they are appended to the columns (``EventLog._flush_events``): large
 # enough that a column's append runs in C over many rows, small enough to cost no memory
 EVENT_CHUNK = 4096
+_EVENT_FIELDS = 7  # time, kind, object, node, reason, text, template
 
 
 class _EventColumn:
@@ -417,8 +418,9 @@ class EventLog(Aggregation):
     _ev_reason: Coded = field(default_factory=lambda: Coded(EventReason))
     _ev_text: Coded = field(default_factory=Coded)
     _ev_template: array = field(default_factory=lambda: array("B"))
-    # events recorded since the columns were last appended to, one tuple each (``_flush_events``)
-    _buffered: list[tuple] = field(default_factory=list, repr=False)
+    # events recorded since the columns were last appended to, their fields one after the other
+    # (``_EVENT_FIELDS`` per event: a column is a slice with a step, ``_flush_events``)
+    _buffered: list = field(default_factory=list, repr=False)
     # timeline, columnar; one row per instant at which the GPU state changed
     tl_t_ms: array = field(default_factory=lambda: array("q"))
     tl_gpus_total: array = field(default_factory=lambda: array("q"))
@@ -509,8 +511,8 @@ class EventLog(Aggregation):
                 for similar_reason in _AGGREGATED:
                     similar.pop((kind, obj, similar_reason), None)
         buffered = self._buffered
-        buffered.append((t_ms, kind, obj, node, reason, message, template))
-        if len(buffered) >= EVENT_CHUNK:
+        buffered.extend((t_ms, kind, obj, node, reason, message, template))
+        if len(buffered) >= _EVENT_FIELDS * EVENT_CHUNK:
             self._flush_events()
 
     def _flush_events(self) -> None:
@@ -519,7 +521,7 @@ class EventLog(Aggregation):
         buffered = self._buffered
         if not buffered:
             return
-        t_ms, kind, obj, node, reason, text, template = zip(*buffered)
+        t_ms, kind, obj, node, reason, text, template = (buffered[i::_EVENT_FIELDS] for i in range(_EVENT_FIELDS))
         buffered.clear()  # (in place: a shallow copy, ``over_window``'s, shares the list and the columns)
         self._ev_t_ms.extend(t_ms)
         self._ev_kind.extend(kind)
