@@ -38,11 +38,6 @@ from gangsim.scheduler.framework.interface import (  # fmt: skip
 )
 from gangsim.scheduler.framework.types import NO_NODE, Diagnosis, GroupResult, Hierarchies, PluginArgs, PodGroupState, PodInfo, ScheduleResult
 
-# enum members the per-pod paths read, as module names: read through its class, a member costs
-# ~100 ns on Python 3.11 (EnumType's __getattr__ hook), a module name ~10 ns
-SUCCESS = Code.SUCCESS
-WAIT = Code.WAIT
-
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _FAILED_WITH_NOMINATED = "failed_with_nominated"
@@ -485,7 +480,7 @@ class Framework(Handle):
         state = CycleState()
         code, j = self._filter_one(state, pod, row)
         if not code:
-            return SUCCESS, ()
+            return Code.SUCCESS, ()
         return Code(code), self.filter_reasons(state, pod, row, j)
 
     def fits_on(self, pod: PodInfo, row: int) -> bool:
@@ -576,7 +571,7 @@ class Framework(Handle):
             status, ms = p.permit(state, pod, row)
             if status is None:
                 continue
-            if status.code != WAIT:
+            if status.code != Code.WAIT:
                 return status, 0
             wait = status
             timeout = max(timeout, ms)
@@ -599,6 +594,6 @@ class Framework(Handle):
             if r is None:
                 continue
             results.append(r)
-            if r.status.code == SUCCESS:
+            if r.status.code == Code.SUCCESS:
                 break
         return results
