@@ -386,8 +386,7 @@ class Cluster:
         state = sp.state
         uid, gang = sp.uid, sp.gang  # (read once: every pod ends here)
         if state == RUNNING:
-            # (a finished gang's members end without a reason: it is only read when progress stops)
-            self.jobs_model.stopped(gang, uid, sp.gpus, sp.milli, reason="" if gang.finished else f"{sp.key} {reason}")
+            self.jobs_model.stopped(gang, uid, sp.gpus, sp.milli, reason=f"{sp.key} {reason}")
         if state in (RUNNING, TERMINATING, WAITING):
             self._unhold(sp)
             self.kubelets.release(uid)
