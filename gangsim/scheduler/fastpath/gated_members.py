@@ -21,7 +21,9 @@ walk, one move per such member:
   the second member as before. O(1) per arriving pod instead of O(members). When the event is
   a pod joining (``joined``) whose own entity PreEnqueue just gated with the prefix's message,
   and the pod has the prefix's spec, the first member's answer is known without asking: it is
-  the joining pod's (same spec, same group, nothing changed in between).
+  the joining pod's (same spec, same group, nothing changed in between); when that pod is the
+  only member past the prefix, as it is while a Job controller creates its pods, the walk would
+  move nobody and return the prefix one longer: the prefix grows in place, no walk at all.
 """
 
 from __future__ import annotations
@@ -70,9 +72,17 @@ def move_members(
     values = members.values()
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
+        joined_like = _gated_like(joined, entity_of, prefix)
+        if joined_like and len(members) == prefix.count + 1 and next(reversed(values)) is joined:
+            # the common event, a pod of the prefix's kind joining at the end: the walk below
+            # would move nobody (the first member's answer is the joining pod's, the joining
+            # pod itself is skipped as its sibling) and return the prefix one member longer,
+            # with the same stamp (nothing moved); the caller hands the prefix over, so it grows in place
+            prefix.count += 1
+            return prefix
         # (the members after the first are copied once it is known where the walk goes on: a
         # move asks PreEnqueue, which neither adds nor removes a member)
-        if _gated_like(joined, entity_of, prefix) and len(members) > prefix.count:
+        if joined_like and len(members) > prefix.count:
             regated[id(prefix.spec)] = prefix.message  # what asking the first member would find
         else:
             _visit(next(iter(values)), entity_of, move, plugins, regated)
