@@ -99,7 +99,8 @@ class FastPath:
     # a PodGroup event re-asks PreEnqueue for each gated per-pod entity of the group (``pod`` and
     # ``permit``: quadratic in a gang arriving pod by pod); PreEnqueue reads a pod's spec and its
     # group only, so a member sharing the spec of one the same event left gated with the message
-    # it already has stays gated with it, without asking again
+    # it already has stays gated with it, and one sharing the spec of one it let go is let go,
+    # without asking again
     gated_siblings: bool = True
     # a Job's pods created one after the other with one spec are queued as one entity
     # (``PodRun``); when its first pod fails and the others would fail the same way (the

@@ -501,10 +501,18 @@ class Scheduler:
         else:  # each member its own entity (``pod``, ``permit``): fastpath.gated_members
             plugins = self.hints.get(POD_GROUP, frozenset())
             stamp = self._prefix_stamp if self._gated_prefix else None
-            prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp, joined=joined)
+            prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp, joined=joined, let_go=self._let_go)
             if prefix is not None:
                 self._prefixes[key] = prefix
         self.cluster.request_cycle()
+
+    def _let_go(self, e: QueuedEntity) -> None:
+        """The move of gated ``e`` (one pod) when PreEnqueue is known to pass it (a sibling of its
+        spec and group just passed, ``fastpath.gated_members``): what ``pre_enqueue`` leaves on a
+        pass (its memo: the pod passed, told nothing), then the queue's move."""
+        pod = e.pods[0]
+        e.pre_enqueue_memo = PreEnqueueMemo(1, pod, [pod], "", self._pod_updates, True)
+        self.queue.move_passed(e)
 
     def _prefix_stamp(self) -> tuple[int, int, int]:  # a GatedPrefix holds while this is unchanged
         return (self.queue.gate_changes, self._pod_updates, self._member_removals)

@@ -6,8 +6,9 @@ Two shortcuts, each its own switch (``api.config.FastPath``); with both off this
 walk, one move per such member:
 
 - ``gated_siblings``: PreEnqueue reads a pod's spec and its group only, so a member sharing the
-  spec of one this event left gated with the message it already has stays gated with it: it is
-  not asked again.
+  spec of one this event left gated with the message it already has stays gated with it, and a
+  gated member sharing the spec of one this event let go (PreEnqueue passed it: the group has
+  its pods) passes too: neither is asked again (``let_go`` moves the latter as a pass).
 - ``gated_prefix`` (needs ``gated_siblings``): a gang whose pods arrive one by one (a Job
   controller creating its pods) has an event per arriving pod, and each walked every earlier
   member only to skip it (quadratic, cheap per member). The walk remembers
@@ -60,15 +61,19 @@ def move_members(
     prefix: GatedPrefix | None,
     stamp: Callable[[], tuple] | None,
     joined: PodInfo | None = None,
+    let_go: Callable[[QueuedEntity], None] | None = None,
 ) -> GatedPrefix | None:
     """Walk ``members`` in order, moving each member's entity the event can move (``move``:
     ``SchedulingQueue.move_entity``). ``siblings``: ``FastPath.gated_siblings``; ``prefix``: the
     last walk's :class:`GatedPrefix` of this group (None: none); ``stamp`` (None: the
     ``gated_prefix`` switch off): what must be unchanged for a prefix to hold; ``joined``: the
     member whose arrival this event is, its entity just now past PreEnqueue (None: another
-    event). Returns this walk's prefix (None: the members are not all gated alike, or the switch is off)."""
-    # spec -> the message this event left a member of that spec gated with (``gated_siblings``)
-    regated: dict[int, str] | None = {} if siblings else None
+    event); ``let_go``: the move of a gated entity PreEnqueue is known to pass (None: ``move``). Returns this walk's prefix (None: the members are not all gated alike, or the switch is off)."""
+    # spec -> the message this event left a member of that spec gated with, None when it let one
+    # go (``gated_siblings``)
+    regated: dict[int, str | None] | None = {} if siblings else None
+    if let_go is None:
+        let_go = move
     values = members.values()
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
@@ -85,7 +90,7 @@ def move_members(
         if joined_like and len(members) > prefix.count:
             regated[id(prefix.spec)] = prefix.message  # what asking the first member would find
         else:
-            _visit(next(iter(values)), entity_of, move, plugins, regated)
+            _visit(next(iter(values)), entity_of, move, let_go, plugins, regated)
         if regated.get(id(prefix.spec)) == prefix.message:
             skip_to = prefix.count  # the walk would skip each of the others
         else:
@@ -100,7 +105,7 @@ def move_members(
     spec: object = prefix.spec if skip_to > 0 else None  # type: ignore[union-attr]
     message = prefix.message if skip_to > 0 else ""  # type: ignore[union-attr]
     for member in walk:
-        e = _visit(member, entity_of, move, plugins, regated)
+        e = _visit(member, entity_of, move, let_go, plugins, regated)
         if alike:
             if e is None or e.where is not GATED or len(e.pods) != 1:
                 alike = False
@@ -121,17 +126,30 @@ def _gated_like(joined: PodInfo | None, entity_of: dict[int, QueuedEntity], pref
     return e is not None and e.where is GATED and len(e.pods) == 1 and e.gated_message == prefix.message
 
 
-def _visit(member: PodInfo, entity_of: dict[int, QueuedEntity], move: Callable[[QueuedEntity], None], plugins: frozenset[str], regated: dict[int, str] | None) -> QueuedEntity | None:
+def _visit(
+    member: PodInfo,
+    entity_of: dict[int, QueuedEntity],
+    move: Callable[[QueuedEntity], None],
+    let_go: Callable[[QueuedEntity], None],
+    plugins: frozenset[str],
+    regated: dict[int, str | None] | None,
+) -> QueuedEntity | None:
     """One member of the walk (the reference walk's body); returns its entity."""
     e = entity_of.get(member.uid)
     if e is None:
         return None
     if e.where is GATED:
-        if regated is not None and len(e.pods) == 1 and regated.get(id(e.pods[0].spec)) == e.gated_message:
-            return e
+        sibling = regated is not None and len(e.pods) == 1
+        if sibling and (spec := id(e.pods[0].spec)) in regated:  # type: ignore[operator]
+            answer = regated[spec]  # type: ignore[index]
+            if answer is None:
+                let_go(e)
+                return e
+            if answer == e.gated_message:
+                return e
         move(e)
-        if regated is not None and e.where is GATED and len(e.pods) == 1:
-            regated[id(e.pods[0].spec)] = e.gated_message
+        if sibling:
+            regated[id(e.pods[0].spec)] = e.gated_message if e.where is GATED else None  # type: ignore[index]
     elif e.where is UNSCHEDULABLE and plugins & e.unschedulable_plugins:
         move(e)
     return e

@@ -187,8 +187,11 @@ class SchedulingQueue(PodRunMoves):
         return False
 
     def _move_to_active_or_backoff(self, e: QueuedEntity, *, check_backoff: bool = True) -> None:
-        if not self._run_pre_enqueue(e):
-            return
+        if self._run_pre_enqueue(e):
+            self._enqueue(e, check_backoff)
+
+    def _enqueue(self, e: QueuedEntity, check_backoff: bool) -> None:
+        """``e`` passed PreEnqueue: to backoffQ while it is backing off, else to activeQ."""
         if check_backoff and self.is_backing_off(e):
             self._push_backoff(e)
         else:
@@ -306,6 +309,12 @@ class SchedulingQueue(PodRunMoves):
         """Re-run PreEnqueue for a gated or unschedulable entity (its pods or group changed)."""
         if e.where in (GATED, UNSCHEDULABLE):
             self._move_to_active_or_backoff(e)
+
+    def move_passed(self, e: QueuedEntity) -> None:
+        """``move_entity`` for a gated ``e`` whose PreEnqueue is known to pass (the caller left on
+        ``e`` what asking PreEnqueue would: ``fastpath.gated_members``, a sibling let go)."""
+        e.gated_message = ""  # (``_run_pre_enqueue`` on a pass)
+        self._enqueue(e, True)
 
     def activate(self, e: QueuedEntity) -> None:
         """``Activate``: straight to activeQ (if not in flight)."""
