@@ -313,8 +313,10 @@ def test_siblings_let_go_together_keep_their_backoff(monkeypatch):
     the group has its pods), a gated sibling of its spec is let go without asking PreEnqueue
     again, but still into backoffQ while its backoff lasts. p0 and p1 failed at Permit (timed
     out: their gang lost two pods), were gated by the next pod's arrival, and are let go at
-    t=5 s, inside their 10 s backoff: each goes to backoffQ (activeQ for p1 would bind it early),
-    and every pod is attempted, told and bound as when each member is asked."""
+    t=5 s, inside their 10 s backoff: each goes to backoffQ, so p4 (never attempted) is popped
+    first and waits at Permit, whose sibling activation then brings p0 (sent to activeQ, p1
+    would be popped before p4 and take its place); every pod is attempted, told and bound as
+    when each member is asked."""
     let_go = []
     original = Scheduler._let_go
     monkeypatch.setattr(Scheduler, "_let_go", lambda self, e: (let_go.append(e.pods[0].key), original(self, e))[1])
@@ -331,6 +333,7 @@ def test_siblings_let_go_together_keep_their_backoff(monkeypatch):
 
     on = outcome(replay(trace, "permit"))
     assert "default/p1" in let_go
+    assert [obj for t_ms, obj, reason, _ in on[1] if t_ms == 5_000 and reason == EventReason.WAITING_ON_PERMIT] == ["default/p4", "default/p0"]
     assert on == outcome(replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_siblings=False))))
 
 

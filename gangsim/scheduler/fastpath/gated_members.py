@@ -148,8 +148,8 @@ def _visit(
             if answer == e.gated_message:
                 return e
         move(e)
-        if sibling:
-            regated[id(e.pods[0].spec)] = e.gated_message if e.where is GATED else None  # type: ignore[index]
+        if sibling:  # (``spec`` was set with ``sibling``)
+            regated[spec] = e.gated_message if e.where is GATED else None  # type: ignore[index]
     elif e.where is UNSCHEDULABLE and plugins & e.unschedulable_plugins:
         move(e)
     return e
