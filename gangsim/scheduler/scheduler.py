@@ -21,7 +21,7 @@ from gangsim.eventlog import EventLog, EventReason
 from gangsim.scheduler.binding import WaitingPodsMap
 from gangsim.scheduler.cache.node_table import NodeTable
 from gangsim.scheduler.cache.snapshot import Snapshot
-from gangsim.scheduler.fastpath.gated_members import GatedPrefix, move_members
+from gangsim.scheduler.fastpath.gated_members import GatedPrefix, grow_prefix, move_members
 from gangsim.scheduler.fastpath.pre_enqueue import PreEnqueueMemo
 from gangsim.scheduler.framework.handle import ClusterAPI
 from gangsim.scheduler.framework.interface import ClusterEvent, Status
@@ -74,6 +74,7 @@ class Scheduler:
     ) -> None:
         self.config = config
         self._gated_siblings = config.effective_fast_path.gated_siblings  # see _group_event
+        self._sibling_activation = config.effective_fast_path.sibling_activation  # see activation_epoch (read once per Permit wait)
         self._gated_prefix = self._gated_siblings and config.effective_fast_path.gated_prefix
         self._prefixes: dict[str, GatedPrefix] = {}  # group key -> what its last group event found
         self._member_removals = 0  # members removed from any group so far (``_prefix_stamp``)
@@ -152,7 +153,7 @@ class Scheduler:
                 self.queue.activate(e)
 
     def activation_epoch(self) -> int | None:
-        return self.queue.activation_epoch if self.config.effective_fast_path.sibling_activation else None
+        return self.queue.activation_epoch if self._sibling_activation else None
 
     def victim_priority(self, pod: PodInfo) -> int:
         """A group member's priority as a victim is its PodGroup's (``GetPodPriority``, §1.5); in
@@ -499,11 +500,13 @@ class Scheduler:
         if st.entity is not None:
             self.queue.move_entity(st.entity)
         else:  # each member its own entity (``pod``, ``permit``): fastpath.gated_members
-            plugins = self.hints.get(POD_GROUP, frozenset())
-            stamp = self._prefix_stamp if self._gated_prefix else None
-            prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp, joined=joined, let_go=self._let_go)
-            if prefix is not None:
-                self._prefixes[key] = prefix
+            prefix = self._prefixes.get(key) if joined is not None and self._gated_prefix else None
+            if prefix is None or not grow_prefix(prefix, st.members, self._entity_of, joined, self._prefix_stamp):  # type: ignore[arg-type]
+                plugins = self.hints.get(POD_GROUP, frozenset())
+                stamp = self._prefix_stamp if self._gated_prefix else None
+                prefix = move_members(st.members, self._entity_of, self.queue.move_entity, plugins, siblings=self._gated_siblings, prefix=self._prefixes.pop(key, None), stamp=stamp, joined=joined, let_go=self._let_go)
+                if prefix is not None:
+                    self._prefixes[key] = prefix
         self.cluster.request_cycle()
 
     def _let_go(self, e: QueuedEntity) -> None:

@@ -24,7 +24,8 @@ walk, one move per such member:
   and the pod has the prefix's spec, the first member's answer is known without asking: it is
   the joining pod's (same spec, same group, nothing changed in between); when that pod is the
   only member past the prefix, as it is while a Job controller creates its pods, the walk would
-  move nobody and return the prefix one longer: the prefix grows in place, no walk at all.
+  move nobody and return the prefix one longer: the prefix grows in place, no walk at all
+  (``grow_prefix``, which the caller asks before ``move_members``).
 """
 
 from __future__ import annotations
@@ -78,13 +79,6 @@ def move_members(
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
         joined_like = _gated_like(joined, entity_of, prefix)
-        if joined_like and len(members) == prefix.count + 1 and next(reversed(values)) is joined:
-            # the common event, a pod of the prefix's kind joining at the end: the walk below
-            # would move nobody (the first member's answer is the joining pod's, the joining
-            # pod itself is skipped as its sibling) and return the prefix one member longer,
-            # with the same stamp (nothing moved); the caller hands the prefix over, so it grows in place
-            prefix.count += 1
-            return prefix
         # (the members after the first are copied once it is known where the walk goes on: a
         # move asks PreEnqueue, which neither adds nor removes a member)
         if joined_like and len(members) > prefix.count:
@@ -116,6 +110,21 @@ def move_members(
     if not alike or spec is None or stamp is None:
         return None
     return GatedPrefix(members, len(members), spec, message, stamp())
+
+
+def grow_prefix(prefix: GatedPrefix, members: dict[int, PodInfo], entity_of: dict[int, QueuedEntity], joined: PodInfo, stamp: Callable[[], tuple]) -> bool:
+    """The common event, a pod of the prefix's kind joining at the end of ``members`` (its
+    entity just gated by PreEnqueue with the prefix's message), with nothing changed since the
+    prefix's walk (``stamp``): ``move_members`` would move nobody (the first member's answer is
+    the joining pod's, the joining pod itself is skipped as its sibling) and return the prefix
+    one member longer, with the same stamp (nothing moved). So it grows in place, with no walk
+    (True); False: not that event, nothing changed (``move_members`` then)."""
+    if prefix.members is not members or len(members) != prefix.count + 1 or prefix.stamp != stamp():
+        return False
+    if not _gated_like(joined, entity_of, prefix) or next(reversed(members.values())) is not joined:
+        return False
+    prefix.count += 1
+    return True
 
 
 def _gated_like(joined: PodInfo | None, entity_of: dict[int, QueuedEntity], prefix: GatedPrefix) -> bool:
