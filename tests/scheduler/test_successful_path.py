@@ -287,6 +287,32 @@ def test_a_group_event_walks_only_the_members_that_joined_since_the_last(monkeyp
     assert all(p.bound_ms == 64_000 for p in on.pods) and len(on.pods) == 64
 
 
+def test_a_joining_pod_grows_the_prefix_without_a_walk(monkeypatch):
+    """``fastpath.gated_members.grow_prefix``: while the 64 pods arrive one by one, each gated
+    as the first ones are, the group event grows the remembered prefix before any walk is set
+    up: ``move_members`` runs for the PodGroup's own event (no member yet), the first pod's (no
+    prefix yet) and the 64th's (it opens the gate), for no event in between; with
+    ``gated_prefix`` off, for every one of the 65 events."""
+    from gangsim.scheduler import scheduler as scheduler_module
+
+    calls = {"on": 0, "off": 0}
+    original = scheduler_module.move_members
+    which = ["on"]
+
+    def count(*args, **kwargs):
+        calls[which[0]] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(scheduler_module, "move_members", count)
+    trace = _gang_arriving_pod_by_pod()
+    on = replay(trace, "permit")
+    which[0] = "off"
+    off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_prefix=False)))
+    assert calls == {"on": 3, "off": 65}
+    assert [(p.pod, p.node, p.bound_ms, p.waiting_reason) for p in on.pods] == [(p.pod, p.node, p.bound_ms, p.waiting_reason) for p in off.pods]
+    assert list(zip(on.ev_t_ms, on.ev_object, on.ev_reason, on.ev_message)) == list(zip(off.ev_t_ms, off.ev_object, off.ev_reason, off.ev_message))
+
+
 @pytest.mark.parametrize("gap_s", [0, 1])
 def test_a_sibling_deleted_or_ungated_between_two_arrivals_is_walked_again(gap_s):
     """The prefix a group event remembers no longer holds once a member left (deleted) or a
