@@ -74,7 +74,7 @@ class Scheduler:
     ) -> None:
         self.config = config
         self._gated_siblings = config.effective_fast_path.gated_siblings  # see _group_event
-        self._sibling_activation = config.effective_fast_path.sibling_activation  # see activation_epoch (read once per Permit wait)
+        self._sibling_activation = config.effective_fast_path.sibling_activation  # read once here: activation_epoch asks it on every Permit wait
         self._gated_prefix = self._gated_siblings and config.effective_fast_path.gated_prefix
         self._prefixes: dict[str, GatedPrefix] = {}  # group key -> what its last group event found
         self._member_removals = 0  # members removed from any group so far (``_prefix_stamp``)
