@@ -78,10 +78,9 @@ def move_members(
     values = members.values()
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
-        joined_like = _gated_like(joined, entity_of, prefix)
         # (the members after the first are copied once it is known where the walk goes on: a
         # move asks PreEnqueue, which neither adds nor removes a member)
-        if joined_like and len(members) > prefix.count:
+        if _gated_like(joined, entity_of, prefix) and len(members) > prefix.count:
             regated[id(prefix.spec)] = prefix.message  # what asking the first member would find
         else:
             _visit(next(iter(values)), entity_of, move, let_go, plugins, regated)
