@@ -509,13 +509,16 @@ class Scheduler:
                     self._prefixes[key] = prefix
         self.cluster.request_cycle()
 
-    def _let_go(self, e: QueuedEntity) -> None:
-        """The move of gated ``e`` (one pod) when PreEnqueue is known to pass it (a sibling of its
-        spec and group just passed, ``fastpath.gated_members``): what ``pre_enqueue`` leaves on a
-        pass (its memo: the pod passed, told nothing), then the queue's move."""
-        pod = e.pods[0]
-        e.pre_enqueue_memo = PreEnqueueMemo(1, pod, [pod], "", self._pod_updates, True)
-        self.queue.move_passed(e)
+    def _let_go(self, *entities: QueuedEntity) -> None:
+        """The moves of gated entities (one pod each), in order, when PreEnqueue is known to pass
+        them (siblings of a spec and group that just passed, ``fastpath.gated_members``): what
+        ``pre_enqueue`` leaves on a pass (its memo: the pod passed, told nothing), then the
+        queue's moves."""
+        updates = self._pod_updates
+        for e in entities:
+            pod = e.pods[0]
+            e.pre_enqueue_memo = PreEnqueueMemo(1, pod, [pod], "", updates, True)
+        self.queue.move_passed(*entities)
 
     def _prefix_stamp(self) -> tuple[int, int, int]:  # a GatedPrefix holds while this is unchanged
         return (self.queue.gate_changes, self._pod_updates, self._member_removals)

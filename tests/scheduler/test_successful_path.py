@@ -313,6 +313,28 @@ def test_a_joining_pod_grows_the_prefix_without_a_walk(monkeypatch):
     assert list(zip(on.ev_t_ms, on.ev_object, on.ev_reason, on.ev_message)) == list(zip(off.ev_t_ms, off.ev_object, off.ev_reason, off.ev_message))
 
 
+def test_the_last_pod_lets_the_prefix_go_at_once(monkeypatch):
+    """``fastpath.gated_members``: when the 64th pod arrives, asking the first member lets it go
+    (the group has its pods) and the walk would let each of the other 62 gated members go in
+    turn as its sibling; with the remembered prefix they go in one queue call, in order
+    (``SchedulingQueue.move_passed`` of 62 entities); with ``gated_prefix`` off, one call each.
+    The pods are popped, held at Permit and bound in the same order at the same times."""
+    from gangsim.scheduler.queue.scheduling_queue import SchedulingQueue
+
+    calls: list[int] = []
+    original = SchedulingQueue.move_passed
+    monkeypatch.setattr(SchedulingQueue, "move_passed", lambda self, *es: (calls.append(len(es)), original(self, *es))[1])
+    trace = _gang_arriving_pod_by_pod()
+    on = replay(trace, "permit")
+    assert calls == [62]
+    calls.clear()
+    off = replay(trace, "permit", config=trace.config.with_changes(fast_path=FastPath(gated_prefix=False)))
+    assert calls == [1] * 62
+    assert [(p.pod, p.node, p.bound_ms, p.waiting_reason) for p in on.pods] == [(p.pod, p.node, p.bound_ms, p.waiting_reason) for p in off.pods]
+    assert list(zip(on.ev_t_ms, on.ev_object, on.ev_reason, on.ev_message)) == list(zip(off.ev_t_ms, off.ev_object, off.ev_reason, off.ev_message))
+    assert sum(1 for p in on.pods if p.bound_ms is not None) == 64
+
+
 @pytest.mark.parametrize("gap_s", [0, 1])
 def test_a_sibling_deleted_or_ungated_between_two_arrivals_is_walked_again(gap_s):
     """The prefix a group event remembers no longer holds once a member left (deleted) or a
@@ -345,7 +367,7 @@ def test_siblings_let_go_together_keep_their_backoff(monkeypatch):
     when each member is asked."""
     let_go = []
     original = Scheduler._let_go
-    monkeypatch.setattr(Scheduler, "_let_go", lambda self, e: (let_go.append(e.pods[0].key), original(self, e))[1])
+    monkeypatch.setattr(Scheduler, "_let_go", lambda self, *es: (let_go.extend(e.pods[0].key for e in es), original(self, *es))[1])
     spec = make_spec(cpu=1, group="g", duration_s=30)
     pods = [Pod(namespace="default", name=f"p{i}", spec=spec, source=SRC) for i in range(6)]
     config = SchedulerConfig(pod_initial_backoff_ms=10_000, pod_max_backoff_ms=10_000, permit_timeout_ms=2_000)

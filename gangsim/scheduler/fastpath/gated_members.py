@@ -25,7 +25,10 @@ walk, one move per such member:
   the joining pod's (same spec, same group, nothing changed in between); when that pod is the
   only member past the prefix, as it is while a Job controller creates its pods, the walk would
   move nobody and return the prefix one longer: the prefix grows in place, no walk at all
-  (``grow_prefix``, which the caller asks before ``move_members``).
+  (``grow_prefix``, which the caller asks before ``move_members``). When the event is the
+  gang's last pod arriving, asking the first member lets it go (the group has its pods), and the
+  walk would let each other member of the prefix go in turn as its sibling: they are let go at
+  once, in order (one ``let_go`` call, one queue call: ``SchedulingQueue.move_passed``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from gangsim.scheduler.framework.types import PodInfo, QueuedEntity, QueueLocati
 
 GATED = QueueLocation.GATED
 UNSCHEDULABLE = QueueLocation.UNSCHEDULABLE
+_UNASKED = object()  # ``regated`` has no answer for a spec
 
 
 @dataclass(slots=True, eq=False)
@@ -62,19 +66,24 @@ def move_members(
     prefix: GatedPrefix | None,
     stamp: Callable[[], tuple] | None,
     joined: PodInfo | None = None,
-    let_go: Callable[[QueuedEntity], None] | None = None,
+    let_go: Callable[..., None] | None = None,
 ) -> GatedPrefix | None:
     """Walk ``members`` in order, moving each member's entity the event can move (``move``:
     ``SchedulingQueue.move_entity``). ``siblings``: ``FastPath.gated_siblings``; ``prefix``: the
     last walk's :class:`GatedPrefix` of this group (None: none); ``stamp`` (None: the
     ``gated_prefix`` switch off): what must be unchanged for a prefix to hold; ``joined``: the
     member whose arrival this event is, its entity just now past PreEnqueue (None: another
-    event); ``let_go``: the move of a gated entity PreEnqueue is known to pass (None: ``move``). Returns this walk's prefix (None: the members are not all gated alike, or the switch is off)."""
+    event); ``let_go``: the moves of gated entities PreEnqueue is known to pass, in order (None:
+    ``move`` of each). Returns this walk's prefix (None: the members are not all gated alike, or the switch is off)."""
     # spec -> the message this event left a member of that spec gated with, None when it let one
     # go (``gated_siblings``)
     regated: dict[int, str | None] | None = {} if siblings else None
     if let_go is None:
-        let_go = move
+
+        def let_go(*entities: QueuedEntity) -> None:
+            for e in entities:
+                move(e)
+
     values = members.values()
     skip_to = 0
     if prefix is not None and regated is not None and stamp is not None and prefix.members is members and prefix.stamp == stamp() and len(members) >= prefix.count:
@@ -84,13 +93,22 @@ def move_members(
             regated[id(prefix.spec)] = prefix.message  # what asking the first member would find
         else:
             _visit(next(iter(values)), entity_of, move, let_go, plugins, regated)
-        if regated.get(id(prefix.spec)) == prefix.message:
+        answer = regated.get(id(prefix.spec), _UNASKED)
+        start = prefix.count  # where the walk goes on
+        if answer == prefix.message:
             skip_to = prefix.count  # the walk would skip each of the others
         else:
-            skip_to = -1  # walk on from the second member; the prefix is not known
+            skip_to = -1  # the prefix is not known after this walk
+            if answer is None:
+                # the first member was let go (the group has its pods: the gang's last pod
+                # arrived): the walk would let each of the others go in turn, each a sibling of
+                # it (the only pod of a gated entity of its spec): all at once, in order
+                let_go(*[entity_of[m.uid] for m in islice(values, 1, prefix.count)])
+            else:
+                start = 1  # walk on from the second member
         # (from the end: ``islice`` from the front would step over the skipped members one by
         # one, O(members) per arriving pod; a pod joins at the end, so ``rest`` is mostly 1)
-        rest = len(members) - max(skip_to, 1)
+        rest = len(members) - start
         walk = iter(list(islice(reversed(values), rest))[::-1] if rest > 0 else ())
     else:
         walk = iter(list(values))  # (a copy: a move must not see the dict change under it)

@@ -310,11 +310,17 @@ class SchedulingQueue(PodRunMoves):
         if e.where in (GATED, UNSCHEDULABLE):
             self._move_to_active_or_backoff(e)
 
-    def move_passed(self, e: QueuedEntity) -> None:
-        """``move_entity`` for a gated ``e`` whose PreEnqueue is known to pass (the caller left on
-        ``e`` what asking PreEnqueue would: ``fastpath.gated_members``, a sibling let go)."""
-        e.gated_message = ""  # (``_run_pre_enqueue`` on a pass)
-        self._enqueue(e, True)
+    def move_passed(self, *entities: QueuedEntity) -> None:
+        """``move_entity`` for each gated entity, in order, whose PreEnqueue is known to pass (the
+        caller left on each what asking PreEnqueue would: ``fastpath.gated_members``, siblings
+        let go); ``_enqueue`` for each, at one instant."""
+        now = self._now()
+        for e in entities:
+            e.gated_message = ""  # (``_run_pre_enqueue`` on a pass)
+            if now < self.backoff_done_ms(e):  # (``is_backing_off``)
+                self._push_backoff(e)
+            else:
+                self._push_active(e)
 
     def activate(self, e: QueuedEntity) -> None:
         """``Activate``: straight to activeQ (if not in flight)."""
