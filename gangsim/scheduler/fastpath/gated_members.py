@@ -99,12 +99,12 @@ def move_members(
             skip_to = prefix.count  # the walk would skip each of the others
         else:
             skip_to = -1  # the prefix is not known after this walk
-            if answer is None:
+            if answer is None and prefix.count > 1:
                 # the first member was let go (the group has its pods: the gang's last pod
                 # arrived): the walk would let each of the others go in turn, each a sibling of
                 # it (the only pod of a gated entity of its spec): all at once, in order
                 let_go(*[entity_of[m.uid] for m in islice(values, 1, prefix.count)])
-            else:
+            elif answer is not None:
                 start = 1  # walk on from the second member
         # (from the end: ``islice`` from the front would step over the skipped members one by
         # one, O(members) per arriving pod; a pod joins at the end, so ``rest`` is mostly 1)
