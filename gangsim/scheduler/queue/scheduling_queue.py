@@ -313,14 +313,10 @@ class SchedulingQueue(PodRunMoves):
     def move_passed(self, *entities: QueuedEntity) -> None:
         """``move_entity`` for each gated entity, in order, whose PreEnqueue is known to pass (the
         caller left on each what asking PreEnqueue would: ``fastpath.gated_members``, siblings
-        let go); ``_enqueue`` for each, at one instant."""
-        now = self._now()
+        let go)."""
         for e in entities:
             e.gated_message = ""  # (``_run_pre_enqueue`` on a pass)
-            if now < self.backoff_done_ms(e):  # (``is_backing_off``)
-                self._push_backoff(e)
-            else:
-                self._push_active(e)
+            self._enqueue(e, True)
 
     def activate(self, e: QueuedEntity) -> None:
         """``Activate``: straight to activeQ (if not in flight)."""
